@@ -1,0 +1,235 @@
+"""The sequential (approximate) MH test of Korattikara, Chen & Welling (2014), §4.
+
+One question, asked many times: given a population of N numbers ``l_1..l_N`` (log-likelihood
+differences), is their mean above a threshold ``mu0``?  The exact answer needs all N numbers; the
+test looks at minibatches drawn *without replacement* and stops as soon as a Student-t test is
+confident at level ``eps``:
+
+    running mean l̄ and sample standard deviation s_l (ddof=1) over the n values seen
+    s     = s_l / sqrt(n) * sqrt(1 - (n-1)/(N-1))          (finite population correction)
+    t     = (l̄ - mu0) / s
+    delta = 1 - Phi_{n-1}(|t|)                              (Student-t cdf, n-1 d.o.f.)
+    if delta < eps: decide, accept iff l̄ > mu0;  at n = N: the exact decision (l̄ = mean > mu0)
+
+``eps = 0`` never stops early (delta >= 0), so it makes exactly the exact decision.  Special
+cases, stated once here:
+
+* ``s = 0`` before n = N (all values seen so far equal): ``t = ±inf`` and ``delta = 0`` when
+  ``l̄ != mu0`` (any ``eps > 0`` decides, as the paper's rule literally says); ``delta = 1`` when
+  ``l̄ == mu0`` (no evidence either way).
+* ties at n = N: ``l̄ == mu0`` rejects (accept iff strictly greater), the same comparison as the
+  exact rule.
+* n = 1 (only possible with m = 1): no variance estimate, the test never stops there.
+
+Two entry points:
+
+* :func:`sequential_test` — one test, ``l_fn(idx) -> (len(idx),)``.
+* :func:`sequential_test_batch` — K independent tests at once (vectorised over tests): ``L`` is
+  either a (K, N) array or a callable ``l_fn(rows, idx) -> (len(rows), b)`` where ``rows`` (k,)
+  are the indices of the still-undecided tests and ``idx`` (k, b) their data indices for this
+  round (each row its own random order).  All undecided tests have seen the same number n of
+  values, so a round is one vectorised call.
+
+Minibatch indices are a uniformly random ordering of 0..N-1 (drawn lazily, so a test that stops
+after 500 of 12,000 points does not pay for a whole permutation), or the given ``order``.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, NamedTuple
+
+import numpy as np
+from scipy.special import stdtr
+
+__all__ = ["TestResult", "BatchTestResult", "sequential_test", "sequential_test_batch",
+           "t_statistic", "UniformOrder"]
+
+
+class TestResult(NamedTuple):
+    """Outcome of one sequential test."""
+    accept: bool        # decision: accept iff the (running) mean exceeds mu0
+    n_used: int         # number of data points looked at (multiple of m, or N)
+    exact_needed: bool  # True iff the test went through all N points (decision = exact one)
+    mean: float         # running mean l̄ at the decision
+    delta: float        # p-value at the decision (0.0 when n = N)
+
+
+class BatchTestResult(NamedTuple):
+    """Outcomes of K independent sequential tests; every field has shape (K,)."""
+    accept: np.ndarray        # bool
+    n_used: np.ndarray        # int64
+    exact_needed: np.ndarray  # bool
+    mean: np.ndarray          # float64
+    delta: np.ndarray         # float64
+
+
+class UniformOrder:
+    """Lazy uniformly random orderings of 0..N-1, one per row, all rows advancing together.
+
+    ``take(rows, b, n)`` returns (len(rows), b) fresh indices for the given rows, which have all
+    used exactly ``n`` indices so far.  While n < N/2 it draws i.i.d. candidates and keeps the
+    first ``b`` not yet used (in draw order), which is sequential sampling without replacement;
+    past N/2 it permutes each row's remaining indices once (cost proportional to work already
+    done)."""
+
+    def __init__(self, K: int, N: int, rng: np.random.Generator):
+        self.K, self.N, self.rng = K, N, rng
+        self.used = np.zeros((K, N), dtype=bool)
+        self.tail = None          # (K, N - n_tail) remaining indices in random order
+        self.n_tail = 0
+
+    def take(self, rows: np.ndarray, b: int, n: int) -> np.ndarray:
+        N, rng = self.N, self.rng
+        rem = N - n
+        if b > rem:
+            raise ValueError("asked for more indices than remain")
+        if self.tail is None and 2 * rem <= N:
+            # all rows have `rem` unused indices: permute them once per row
+            k = rows.size
+            unused = np.nonzero(~self.used[rows])[1].reshape(k, rem)
+            perm = np.argsort(rng.random((k, rem)), axis=1)
+            tail = np.zeros((self.K, rem), dtype=np.int64)
+            tail[rows] = np.take_along_axis(unused, perm, axis=1)
+            self.tail, self.n_tail = tail, n
+        if self.tail is not None:
+            off = n - self.n_tail
+            return self.tail[rows, off:off + b]
+        k = rows.size
+        out = np.empty((k, b), dtype=np.int64)
+        filled = np.zeros(k, dtype=np.int64)
+        need_rows = np.arange(k)
+        used = self.used
+        while need_rows.size:
+            need = b - filled[need_rows]
+            c = int(need.max() * N / max(rem - b, 1) * 1.2) + 16
+            cand = rng.integers(0, N, size=(need_rows.size, c))
+            valid = ~used[rows[need_rows][:, None], cand]
+            # drop repeats within a row, keeping the first draw of each value
+            srt = np.argsort(cand, axis=1, kind="stable")
+            cs = np.take_along_axis(cand, srt, axis=1)
+            dup_sorted = np.zeros_like(valid)
+            dup_sorted[:, 1:] = cs[:, 1:] == cs[:, :-1]
+            dup = np.empty_like(dup_sorted)
+            np.put_along_axis(dup, srt, dup_sorted, axis=1)
+            valid &= ~dup
+            csum = np.cumsum(valid, axis=1)
+            take = valid & (csum <= need[:, None])
+            r_i, c_i = np.nonzero(take)
+            pos = filled[need_rows][r_i] + csum[r_i, c_i] - 1
+            out[need_rows[r_i], pos] = cand[r_i, c_i]
+            used[rows[need_rows[r_i]], cand[r_i, c_i]] = True
+            filled[need_rows] += take.sum(axis=1)
+            need_rows = need_rows[filled[need_rows] < b]
+        return out
+
+
+def _as_batch_fn(L) -> Callable:
+    if callable(L):
+        return L
+    L = np.asarray(L)
+    if L.ndim != 2:
+        raise ValueError("L must be a (K, N) array or a callable l_fn(rows, idx)")
+    return lambda rows, idx: L[rows[:, None], idx]
+
+
+def sequential_test_batch(L, N: int, mu0, eps: float, m: int, rng: np.random.Generator,
+                          order: np.ndarray | None = None) -> BatchTestResult:
+    """K independent sequential tests of ``mean(l_k) > mu0[k]``.
+
+    Parameters
+    ----------
+    L : (K, N) array, or callable ``l_fn(rows (k,), idx (k, b)) -> (k, b)`` giving the values of
+        the undecided tests ``rows`` at data indices ``idx`` (one vectorised call per round).
+    N : population size.   mu0 : (K,) thresholds.   eps : tolerance in [0, 1).
+    m : minibatch size (the last minibatch may be smaller when m does not divide N).
+    rng : numpy Generator for the random orders (unused when ``order`` is given).
+    order : optional (N,) or (K, N) permutation(s) of 0..N-1 fixing the order the data is read.
+
+    Returns a :class:`BatchTestResult` of (K,) arrays.
+    """
+    mu0 = np.atleast_1d(np.asarray(mu0, dtype=np.float64))
+    K = mu0.shape[0]
+    if not (0.0 <= eps < 1.0):
+        raise ValueError(f"eps must be in [0, 1), got {eps}")
+    if m < 1 or N < 1:
+        raise ValueError("m and N must be positive")
+    fn = _as_batch_fn(L)
+    if order is not None:
+        order = np.asarray(order)
+        if order.ndim == 1:
+            order = np.broadcast_to(order, (K, N))
+        sampler = None
+    else:
+        sampler = UniformOrder(K, N, rng)
+
+    mean = np.zeros(K)
+    m2 = np.zeros(K)                       # sum of squared deviations (Chan et al. update)
+    accept = np.zeros(K, dtype=bool)
+    n_used = np.zeros(K, dtype=np.int64)
+    exact = np.zeros(K, dtype=bool)
+    out_mean = np.zeros(K)
+    out_delta = np.zeros(K)
+    active = np.arange(K)
+    n = 0
+    while active.size:
+        b = min(m, N - n)
+        idx = order[active, n:n + b] if sampler is None else sampler.take(active, b, n)
+        vals = np.asarray(fn(active, idx), dtype=np.float64).reshape(active.size, b)
+        bmean = vals.mean(axis=1)
+        bm2 = ((vals - bmean[:, None]) ** 2).sum(axis=1)
+        a_mean = mean[active]
+        delta_mu = bmean - a_mean
+        n_new = n + b
+        new_mean = a_mean + delta_mu * (b / n_new)
+        m2[active] += bm2 + delta_mu ** 2 * (n * b / n_new)
+        mean[active] = new_mean
+        n = n_new
+        d = new_mean - mu0[active]
+        if n == N:
+            accept[active] = d > 0
+            n_used[active] = N
+            exact[active] = True
+            out_mean[active] = new_mean
+            out_delta[active] = 0.0
+            break
+        if eps <= 0.0 or n < 2:
+            continue
+        var = np.maximum(m2[active] / (n - 1), 0.0)
+        s = np.sqrt(var / n * (1.0 - (n - 1) / (N - 1)))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = np.abs(d) / s
+        t = np.where(s > 0, t, np.where(d != 0, np.inf, 0.0))
+        delta = stdtr(n - 1, -t)           # = 1 - Phi_{n-1}(|t|), no cancellation
+        delta = np.where(np.isinf(t), 0.0, delta)
+        delta = np.where((s == 0) & (d == 0), 1.0, delta)
+        done = delta < eps
+        if done.any():
+            rows = active[done]
+            accept[rows] = d[done] > 0
+            n_used[rows] = n
+            out_mean[rows] = new_mean[done]
+            out_delta[rows] = delta[done]
+            active = active[~done]
+    return BatchTestResult(accept, n_used, exact, out_mean, out_delta)
+
+
+def sequential_test(l_fn: Callable[[np.ndarray], np.ndarray], N: int, mu0: float, eps: float,
+                    m: int, rng: np.random.Generator,
+                    order: np.ndarray | None = None) -> TestResult:
+    """One sequential test of ``mean(l) > mu0``; ``l_fn(idx (b,)) -> (b,)`` the values at the
+    data indices ``idx``.  See the module docstring for the rule; returns a :class:`TestResult`."""
+    res = sequential_test_batch(lambda rows, idx: np.asarray(l_fn(idx[0]))[None, :], N,
+                                np.array([mu0], dtype=np.float64), eps, m, rng, order=order)
+    return TestResult(bool(res.accept[0]), int(res.n_used[0]), bool(res.exact_needed[0]),
+                      float(res.mean[0]), float(res.delta[0]))
+
+
+def t_statistic(sample: np.ndarray, mu: float | np.ndarray, N: int) -> np.ndarray:
+    """The test's t statistic of sample(s) drawn without replacement from a population of N.
+
+    sample : (..., n) values; mu : population mean (broadcasts against sample[..., 0]).
+    Returns (...,) ``(mean - mu) / (s_l/sqrt(n) * sqrt(1 - (n-1)/(N-1)))`` with s_l ddof=1."""
+    sample = np.asarray(sample, dtype=np.float64)
+    n = sample.shape[-1]
+    s = sample.std(axis=-1, ddof=1) / np.sqrt(n) * np.sqrt(1.0 - (n - 1) / (N - 1))
+    return (sample.mean(axis=-1) - mu) / s

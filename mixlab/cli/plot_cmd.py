@@ -1,0 +1,36 @@
+"""``mixlab plot RUN [--figure NAME] [-o FILE.png]``: figures from the run file alone."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..errors import UsageError
+from ..plotting import figure_names, render
+from ..store import RunReader
+
+
+@click.command("plot")
+@click.argument("run_dir", metavar="RUN", type=click.Path(exists=True))
+@click.option("--figure", "-f", "name", default=None, help="figure name [default: all]")
+@click.option("--output", "-o", type=click.Path(dir_okay=False), default=None,
+              help="PNG file (one figure) [default: RUN/figures/NAME.png]")
+def plot(run_dir, name, output):
+    """Render a run's figures as PNG (fixed size and DPI; identical runs, identical bytes)."""
+    with RunReader(run_dir) as run:
+        names = [name] if name else figure_names(run)
+        if not names:
+            raise UsageError(f"no figures are registered for experiment "
+                             f"'{run.attrs.get('experiment')}'")
+        if output and len(names) > 1:
+            stem = Path(output)
+            outs = [stem.with_name(f"{stem.stem}-{n.split('.')[-1]}{stem.suffix or '.png'}")
+                    for n in names]
+        elif output:
+            outs = [Path(output)]
+        else:
+            outs = [run.run_dir / "figures" / f"{n}.png" for n in names]
+        for n, out in zip(names, outs):
+            render(run, n, out)
+            click.echo(str(out))

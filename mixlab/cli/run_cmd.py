@@ -1,0 +1,61 @@
+"""``mixlab run SPEC [key.sub=value ...]``: run or resume one experiment."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .. import registry
+from ..context import default_run_dir, execute
+from ..schema import describe
+from ..spec import RESERVED, dump, load_spec, spec_hash
+from .options import force_option, quiet_option, scale_option, seed_option
+
+
+@click.command("run")
+@click.argument("spec_file", metavar="SPEC", type=click.Path(dir_okay=False), required=False)
+@click.argument("overrides", nargs=-1, metavar="[KEY.SUB=VALUE]...")
+@scale_option
+@click.option("--out", "-o", type=click.Path(file_okay=False), default=None,
+              help="run directory [default: runs/<spec name>/<hash of resolved spec>]")
+@seed_option
+@click.option("--dry-run", is_flag=True, help="print the resolved spec and the work, run nothing")
+@force_option
+@quiet_option
+@click.option("--list", "list_kinds", is_flag=True, help="list experiment kinds and exit")
+@click.option("--help-spec", is_flag=True, help="list every key of the spec's experiment kind")
+def run(spec_file, overrides, scale, out, seed, dry_run, force, quiet, list_kinds, help_spec):
+    """Run the experiment described by SPEC (a YAML file), with dotted overrides.
+
+    Re-running a complete spec does nothing and says where its results are; an interrupted
+    run resumes from its last checkpoint; --force starts afresh."""
+    if list_kinds:
+        for name, kind in sorted(registry.experiments().items()):
+            click.echo(f"{name:40s} {kind.help.splitlines()[0] if kind.help else ''}")
+        return
+    if spec_file is None:
+        raise click.UsageError("missing SPEC (a YAML experiment spec); see experiments/")
+    spec = load_spec(spec_file, overrides=overrides, scale=scale, seed=seed)
+    if help_spec:
+        kind = registry.get_experiment(spec["experiment"])
+        for key, default, help_ in describe({**RESERVED, **kind.schema}):
+            click.echo(f"{key:40s} {default:20s} {help_}")
+        return
+    run_dir = Path(out) if out else default_run_dir(spec)
+    if dry_run:
+        kind = registry.get_experiment(spec["experiment"])
+        click.echo(dump(spec), nl=False)
+        click.echo(f"# would run experiment '{kind.name}' ({kind.help.splitlines()[0] if kind.help else ''})")
+        click.echo(f"# scale {spec['scale']}, seed {spec['seed']}, spec hash {spec_hash(spec)}")
+        click.echo(f"# into {run_dir}/ (spec.yaml, run.h5, log.txt, figures/)")
+        figs = registry.figures_for(kind.name)
+        if figs:
+            click.echo(f"# figures: {', '.join(sorted(figs))}")
+        return
+    run_dir, happened = execute(spec, run_dir, force=force, quiet=quiet)
+    if happened == "complete":
+        click.echo(f"already complete: {run_dir} (use --force to re-run)")
+    else:
+        click.echo(f"{'resumed and completed' if happened == 'resumed' else 'complete'}: "
+                   f"{run_dir}")

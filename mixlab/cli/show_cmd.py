@@ -1,0 +1,101 @@
+"""``mixlab show RUN [--json]``: status, provenance, streams, metrics, results (or a sweep)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from pathlib import Path
+
+import click
+import numpy as np
+
+from ..errors import RunFileError
+from ..store import RunReader
+
+
+def _clean(v):
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if isinstance(v, (np.floating, np.integer)):
+        return _clean(v.item())
+    if isinstance(v, np.ndarray):
+        return [_clean(x) for x in v.tolist()]
+    if isinstance(v, list):
+        return [_clean(x) for x in v]
+    return v
+
+
+def run_summary(run: RunReader) -> dict:
+    metrics = {m: {s: {"x": _clean(c["x"]), "y": _clean(c["y"]),
+                       **({"yerr": _clean(c["yerr"])} if c["yerr"] is not None else {})}
+                   for s, c in series.items()} for m, series in run.metrics().items()}
+    return {"status": run.status, "results": {k: _clean(v) for k, v in run.results().items()},
+            "metrics": metrics}
+
+
+@click.command("show")
+@click.argument("run_dir", metavar="RUN", type=click.Path(exists=True))
+@click.option("--json", "as_json", is_flag=True,
+              help='print {"status", "results", "metrics": {metric: {series: {x, y}}}}')
+def show(run_dir, as_json):
+    """Show a run directory (or a sweep directory's summary)."""
+    p = Path(run_dir)
+    if (p / "sweep.csv").exists() and not (p / "run.h5").exists():
+        with open(p / "sweep.csv") as fh:
+            rows = list(csv.DictReader(fh))
+        if as_json:
+            click.echo(json.dumps({"sweep": rows}, indent=1))
+        else:
+            click.echo(f"sweep {p}: {len(rows)} point(s)")
+            if rows:
+                cols = list(rows[0])
+                click.echo("  ".join(cols))
+                for r in rows:
+                    click.echo("  ".join(str(r[c]) for c in cols))
+        return
+    with RunReader(p) as run:
+        if as_json:
+            click.echo(json.dumps(run_summary(run)))
+            return
+        a = run.attrs
+        click.echo(f"run       {run.run_dir}")
+        click.echo(f"status    {run.status}")
+        click.echo(f"spec      {run.spec.get('name')} ({a.get('experiment')}, scale "
+                   f"{run.spec.get('scale')}, seed {run.spec.get('seed')})")
+        click.echo(f"mixlab    {a.get('mixlab_version')}  git {str(a.get('git_commit'))[:12]}"
+                   f" dirty={a.get('git_dirty')}  created {a.get('created')}")
+        names = run.stream_names()
+        if names:
+            click.echo("streams")
+            for name in names:
+                keys = run.stream_keys(name)
+                shapes = []
+                for k in keys:
+                    ds = run.f[f"streams/{name}/{k}"]
+                    shape = tuple(ds.shape[:2]) + tuple(ds.attrs["shape"]) if ds.attrs.get(
+                        "packed", False) else ds.shape
+                    shapes.append(f"{k}{list(shape)}")
+                t = run.stream_time(name) if "time" in run.f[f"streams/{name}"] else []
+                secs = f"{t[-1]:.2f} s" if len(t) else "-"
+                click.echo(f"  {name:24s} {' '.join(shapes) or '(not recorded)'}  {secs}")
+        m = run.metrics()
+        if m:
+            click.echo("metrics (last point)")
+            for metric, series in m.items():
+                for s, c in series.items():
+                    if len(c["x"]):
+                        click.echo(f"  {metric}/{s:24s} x={c['x'][-1]:.6g}  y={c['y'][-1]:.6g}")
+        r = run.results()
+        if r:
+            click.echo("results")
+            for k, v in r.items():
+                click.echo(f"  {k:40s} {v}")
+        stages = run.stage_names()
+        if stages:
+            click.echo(f"stages    {len(stages)} cached")
+        if run.status != "complete":
+            click.echo(f"note: this run is {run.status}; run its spec again to resume it",
+                       err=True)
+    if not (p / "run.h5").exists():
+        raise RunFileError(f"{p} is not a run directory")

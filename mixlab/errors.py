@@ -1,0 +1,35 @@
+"""Exceptions that the CLI turns into a one-paragraph message and an exit code.
+
+Exit codes: 2 for usage and spec errors (the user must change the command or the spec),
+1 for runtime failures (missing data, a corrupt run file, a numerical failure).
+"""
+
+
+class MixlabError(Exception):
+    """Base class: a failure with a message meant for the user, exit code 1."""
+
+    exit_code = 1
+
+
+class SpecError(MixlabError):
+    """An invalid experiment spec or override; ``key`` is the dotted key path at fault."""
+
+    exit_code = 2
+
+    def __init__(self, message: str, key: str | None = None):
+        self.key = key
+        super().__init__(f"spec key '{key}': {message}" if key else message)
+
+
+class UsageError(MixlabError):
+    """A bad command-line argument (exit code 2)."""
+
+    exit_code = 2
+
+
+class DataError(MixlabError):
+    """A data set is missing, corrupt or cannot be fetched (exit code 1)."""
+
+
+class RunFileError(MixlabError):
+    """A run file is missing, truncated or not a mixlab run (exit code 1)."""

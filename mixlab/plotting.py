@@ -1,0 +1,55 @@
+"""Render a run's figures from its run file alone (matplotlib object API, Agg, one style)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.style  # noqa: E402
+from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from . import registry  # noqa: E402
+from .errors import RunFileError, UsageError  # noqa: E402
+from .store import RunReader  # noqa: E402
+
+STYLE = Path(__file__).with_name("mixlab.mplstyle")
+# No timestamps or software versions in the PNG, so identical runs give identical bytes.
+PNG_METADATA = {"Software": None}
+
+
+def render(run: RunReader, name: str, out: str | Path) -> Path:
+    """Draw figure ``name`` of ``run`` into the PNG file ``out``."""
+    figs = registry.all_figures()
+    if name not in figs:
+        raise UsageError(f"unknown figure '{name}'; figures of this run: "
+                         f"{', '.join(registry.figures_for(run.attrs.get('experiment', ''))) or 'none'}")
+    kind = figs[name]
+    with matplotlib.style.context(str(STYLE)):
+        fig = Figure(figsize=kind.size)
+        FigureCanvasAgg(fig)
+        try:
+            kind.draw(run, fig)
+        except (KeyError, RunFileError) as exc:
+            raise RunFileError(f"figure {name} cannot be drawn from {run.path}: missing {exc} "
+                               f"(run status: {run.status})") from exc
+        out = Path(out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(out, format="png", metadata=PNG_METADATA)
+    return out
+
+
+def figure_names(run: RunReader) -> list[str]:
+    return sorted(registry.figures_for(str(run.attrs.get("experiment", ""))))
+
+
+def render_all(run_dir: str | Path) -> list[Path]:
+    """Render every figure registered for the run's experiment into ``<run>/figures/``."""
+    run_dir = Path(run_dir)
+    outs = []
+    with RunReader(run_dir) as run:
+        for name in figure_names(run):
+            outs.append(render(run, name, run_dir / "figures" / f"{name}.png"))
+    return outs

@@ -1,0 +1,233 @@
+"""Run a sampler (a stream of draws) under a budget, feeding evaluators and the run file.
+
+The stream is cut into blocks of a fixed number of draws (fixed by the spec, never by timing),
+so evaluators always see the same blocks and a run resumed from any checkpoint produces the same
+bytes as one that was never interrupted. Checkpoints are written at block boundaries, at most
+every ``checkpoint_seconds`` of wall time, and at the end.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+import time
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+import h5py
+import numpy as np
+
+from .store import RunStore, pack_bool
+
+
+@dataclass
+class StreamResult:
+    """What a finished stream reports: draws per chain, sampling seconds, final sampler state,
+    and each statistic's mean over draws (and chains)."""
+
+    draws: int
+    seconds: float
+    state: dict
+    stats_mean: dict
+
+
+def _rng_state_json(rng: np.random.Generator) -> str:
+    return json.dumps(rng.bit_generator.state, default=int)
+
+
+def _set_rng_state(rng: np.random.Generator, text: str) -> None:
+    rng.bit_generator.state = json.loads(text)
+
+
+def default_block(chains: int, draw_bytes: int, budget_draws: int | None) -> int:
+    """Draws per block: about 16 MB of buffered draws, between 1 and 1000."""
+    per_draw = max(1, chains * max(draw_bytes, 1))
+    b = int(np.clip((16 << 20) // per_draw, 1, 1000))
+    if budget_draws is not None:
+        b = min(b, budget_draws)
+    return max(b, 1)
+
+
+def run_stream(store: RunStore, name: str, sampler: Any, rng: np.random.Generator, *,
+               draws: int | None = None, seconds: float | None = None, thin: int = 1,
+               evaluators: Iterable = (), record: bool | tuple = True, block: int | None = None,
+               checkpoint_seconds: float = 10.0, progress=None) -> StreamResult:
+    """Run ``sampler`` until ``draws`` draws per chain (after thinning) or ``seconds`` of
+    sampling time, whichever comes first; resume from the stream's checkpoint if there is one.
+
+    ``sampler.step(state, rng) -> (state, draws, stats)``; draws ``{key: (chain, ...)}``,
+    stats ``{key: (chain,) or ()}``. ``record`` is True (store every draw key), False, or a
+    tuple of keys to store. ``progress`` is an optional tqdm-like bar advanced per draw.
+    """
+    if draws is None and seconds is None:
+        raise ValueError(f"stream {name}: give a budget in draws or in seconds")
+    if thin < 1:
+        raise ValueError("thin must be >= 1")
+    evaluators = list(evaluators)
+    gpath = f"streams/{name}"
+    g = store.f.require_group(gpath)
+    ck = g.get("_checkpoint")
+    if ck is not None and ck.attrs.get("complete", False):
+        state = {k: v[()] for k, v in ck["state"].items()}
+        evs = pickle.loads(ck["evaluators"][()].tobytes())
+        for ev, saved in zip(evaluators, evs):
+            ev.__dict__.update(saved.__dict__)
+        _write_curves(store, evaluators)
+        return StreamResult(int(ck.attrs["count"]), float(ck.attrs["seconds"]), state,
+                            json.loads(ck.attrs["stats_mean"]))
+
+    if ck is not None:
+        count = int(ck.attrs["count"])
+        elapsed = float(ck.attrs["seconds"])
+        state = {k: v[()] for k, v in ck["state"].items()}
+        _set_rng_state(rng, ck.attrs["rng"])
+        evs = pickle.loads(ck["evaluators"][()].tobytes())
+        for ev, saved in zip(evaluators, evs):
+            ev.__dict__.update(saved.__dict__)
+        stat_sums = json.loads(ck.attrs["stat_sums"])
+        _truncate(g, count)
+    else:
+        count, elapsed, stat_sums = 0, 0.0, {}
+        state = sampler.init(rng)
+
+    if progress is not None:
+        progress.reset(total=draws if draws is not None else None)
+        progress.update(count)
+
+    writers: dict[str, h5py.Dataset] = {}
+    last_ck = time.perf_counter()
+    done = (draws is not None and count >= draws) or (seconds is not None and elapsed >= seconds)
+    while not done:
+        n_block = block
+        buf: dict[str, np.ndarray] = {}
+        stat_buf: dict[str, np.ndarray] = {}
+        times = None
+        i = 0
+        while True:
+            t0 = time.perf_counter()
+            for _ in range(thin):
+                state, d, st = sampler.step(state, rng)
+            elapsed += time.perf_counter() - t0
+            if n_block is None:  # first draw tells the draw size
+                nbytes = sum(np.asarray(v).nbytes for v in d.values())
+                n_block = default_block(1, nbytes, None)
+            if draws is not None:
+                n_block = min(n_block, draws - count)
+            if not buf:
+                buf = {k: np.empty((np.shape(v)[0], n_block) + np.shape(v)[1:],
+                                   dtype=np.asarray(v).dtype) for k, v in d.items()}
+                stat_buf = {k: np.empty((n_block,) + np.shape(v), dtype=np.float64)
+                            for k, v in st.items()}
+                times = np.empty(n_block, dtype=np.float64)
+            for k, v in d.items():
+                buf[k][:, i] = v
+            for k, v in st.items():
+                stat_buf[k][i] = v
+            times[i] = elapsed
+            i += 1
+            if progress is not None:
+                progress.update(1)
+            if i == n_block or (seconds is not None and elapsed >= seconds):
+                break
+        if i < n_block:
+            buf = {k: v[:, :i] for k, v in buf.items()}
+            stat_buf = {k: v[:i] for k, v in stat_buf.items()}
+            times = times[:i]
+        count += i
+        for k, v in stat_buf.items():
+            stat_sums[k] = stat_sums.get(k, 0.0) + float(np.sum(np.mean(
+                v.reshape(len(v), -1), axis=1)))
+        _append(g, writers, buf, stat_buf, times, record)
+        for ev in evaluators:
+            ev.update(buf, count, elapsed)
+        done = (draws is not None and count >= draws) or (seconds is not None and
+                                                          elapsed >= seconds)
+        if done or time.perf_counter() - last_ck >= checkpoint_seconds:
+            stats_mean = {k: s / max(count, 1) for k, s in stat_sums.items()}
+            _checkpoint(g, state, rng, evaluators, count, elapsed, stat_sums, stats_mean,
+                        complete=done)
+            store.flush()
+            last_ck = time.perf_counter()
+    g.attrs["draws"] = count
+    g.attrs["seconds"] = elapsed
+    g.attrs["thin"] = thin
+    stats_mean = {k: s / max(count, 1) for k, s in stat_sums.items()}
+    _write_curves(store, evaluators)
+    return StreamResult(count, elapsed, state, stats_mean)
+
+
+def _write_curves(store: RunStore, evaluators: list) -> None:
+    for ev in evaluators:
+        x, y, yerr = ev.curve()
+        store.write_metric(ev.metric, ev.series, x, y, yerr,
+                           x_label=getattr(ev, "x_label", ""), y_label=getattr(ev, "y_label", ""))
+
+
+def _append(g: h5py.Group, writers: dict, buf: dict, stat_buf: dict, times: np.ndarray,
+            record: bool | tuple) -> None:
+    keys = [k for k in buf if record is True or (record and k in record)]
+    for k in keys:
+        block = buf[k]
+        packed = block.dtype == np.bool_
+        data = pack_bool(block) if packed else block
+        ds = g.get(k)
+        if ds is None:
+            ds = g.create_dataset(k, shape=(data.shape[0], 0) + data.shape[2:],
+                                  maxshape=(data.shape[0], None) + data.shape[2:],
+                                  dtype=data.dtype,
+                                  chunks=(data.shape[0], max(1, min(data.shape[1], 256)))
+                                  + data.shape[2:])
+            if packed:
+                ds.attrs["packed"] = True
+                ds.attrs["shape"] = np.asarray(block.shape[2:], dtype=np.int64)
+        n0 = ds.shape[1]
+        ds.resize(n0 + data.shape[1], axis=1)
+        ds[:, n0:] = data
+    ts = g.get("time")
+    if ts is None:
+        ts = g.create_dataset("time", shape=(0,), maxshape=(None,), dtype=np.float64,
+                              chunks=(1024,))
+        ts.attrs["units"] = "seconds of sampling (step calls only), cumulative"
+    n0 = ts.shape[0]
+    ts.resize(n0 + len(times), axis=0)
+    ts[n0:] = times
+    sg = g.require_group("stats")
+    for k, v in stat_buf.items():
+        ds = sg.get(k)
+        if ds is None:
+            ds = sg.create_dataset(k, shape=(0,) + v.shape[1:], maxshape=(None,) + v.shape[1:],
+                                   dtype=np.float64, chunks=(256,) + v.shape[1:])
+        n0 = ds.shape[0]
+        ds.resize(n0 + len(v), axis=0)
+        ds[n0:] = v
+
+
+def _truncate(g: h5py.Group, count: int) -> None:
+    """Cut every draw-axis dataset back to ``count`` draws (work after the checkpoint is lost)."""
+    for k, ds in g.items():
+        if isinstance(ds, h5py.Dataset) and ds.maxshape is not None:
+            if k == "time":
+                ds.resize(count, axis=0)
+            elif len(ds.shape) >= 2 and ds.maxshape[1] is None:
+                ds.resize(count, axis=1)
+    if "stats" in g:
+        for ds in g["stats"].values():
+            ds.resize(count, axis=0)
+
+
+def _checkpoint(g: h5py.Group, state: dict, rng: np.random.Generator, evaluators: list,
+                count: int, elapsed: float, stat_sums: dict, stats_mean: dict,
+                complete: bool) -> None:
+    if "_checkpoint" in g:
+        del g["_checkpoint"]
+    ck = g.create_group("_checkpoint")
+    sg = ck.create_group("state")
+    for k, v in state.items():
+        sg.create_dataset(k, data=np.asarray(v))
+    ck.create_dataset("evaluators", data=np.void(pickle.dumps(evaluators)))
+    ck.attrs["rng"] = _rng_state_json(rng)
+    ck.attrs["count"] = count
+    ck.attrs["seconds"] = elapsed
+    ck.attrs["stat_sums"] = json.dumps(stat_sums)
+    ck.attrs["stats_mean"] = json.dumps(stats_mean)
+    ck.attrs["complete"] = complete

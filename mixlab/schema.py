@@ -1,0 +1,208 @@
+"""Declarative spec schemas: every key an experiment accepts, its type, range and default.
+
+A schema is a nested ``dict`` whose leaves are :class:`Param`; :class:`MapOf` is a mapping from
+user-chosen names (e.g. sampler labels) to a sub-schema, :class:`ListOf` a list of sub-schemas.
+:func:`validate` fills defaults and rejects anything else with a :class:`SpecError` that names
+the dotted key path, and for an unknown key the closest valid one.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import SpecError
+
+REQUIRED = object()
+
+_TYPE_NAMES = {float: "a number", int: "an integer", str: "a string", bool: "true or false",
+               list: "a list", dict: "a mapping"}
+
+
+@dataclass(frozen=True)
+class Param:
+    """One leaf of a schema.
+
+    ``type`` is float, int, str, bool, list or dict (dict: free-form mapping, kept as is).
+    ``lo``/``hi`` bound numbers (inclusive unless ``lo_open``/``hi_open``); ``choices`` restricts
+    values; ``item`` is the type of list items; ``nullable`` admits ``null``.
+    """
+
+    default: Any = REQUIRED
+    type: type = float
+    help: str = ""
+    lo: float | None = None
+    hi: float | None = None
+    lo_open: bool = False
+    hi_open: bool = False
+    choices: tuple | None = None
+    item: type | None = None
+    nullable: bool = False
+    min_len: int = 0
+
+    def check(self, value: Any, path: str) -> Any:
+        if value is None:
+            if self.nullable:
+                return None
+            raise SpecError(f"must not be null; expected {_TYPE_NAMES.get(self.type, self.type)}",
+                            path)
+        if self.type is list:
+            if isinstance(value, tuple):
+                value = list(value)
+            if not isinstance(value, list):
+                value = [value]  # a scalar where a list is expected: a list of one
+            if len(value) < self.min_len:
+                raise SpecError(f"needs at least {self.min_len} item(s), got {len(value)}", path)
+            if self.item is not None:
+                sub = Param(type=self.item, lo=self.lo, hi=self.hi, lo_open=self.lo_open,
+                            hi_open=self.hi_open, choices=self.choices)
+                value = [sub.check(v, f"{path}[{i}]") for i, v in enumerate(value)]
+            return value
+        value = _coerce(value, self.type, path)
+        if self.type in (int, float):
+            if isinstance(value, float) and not math.isfinite(value):
+                raise SpecError(f"must be finite, got {value}", path)
+            if self.lo is not None and (value < self.lo or (self.lo_open and value == self.lo)):
+                op = ">" if self.lo_open else ">="
+                raise SpecError(f"must be {op} {self.lo}, got {value}", path)
+            if self.hi is not None and (value > self.hi or (self.hi_open and value == self.hi)):
+                op = "<" if self.hi_open else "<="
+                raise SpecError(f"must be {op} {self.hi}, got {value}", path)
+        if self.choices is not None and value not in self.choices:
+            close = difflib.get_close_matches(str(value), [str(c) for c in self.choices], n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            raise SpecError(f"must be one of {', '.join(map(str, self.choices))}; "
+                            f"got '{value}'{hint}", path)
+        return value
+
+
+def _coerce(value: Any, typ: type, path: str) -> Any:
+    if typ is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise SpecError(f"must be a number, got {value!r}", path)
+        return float(value)
+    if typ is int:
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise SpecError(f"must be an integer, got {value!r}", path)
+        return int(value)
+    if typ is bool:
+        if not isinstance(value, bool):
+            raise SpecError(f"must be true or false, got {value!r}", path)
+        return value
+    if typ is str:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return str(value)
+        if not isinstance(value, str):
+            raise SpecError(f"must be a string, got {value!r}", path)
+        return value
+    if typ is dict:
+        if not isinstance(value, dict):
+            raise SpecError(f"must be a mapping, got {value!r}", path)
+        return value
+    raise TypeError(f"unsupported Param type {typ}")
+
+
+@dataclass(frozen=True)
+class MapOf:
+    """A mapping from user-chosen names to values of ``schema`` (e.g. ``samplers: {gibbs: {...}}``).
+
+    ``default`` is the mapping used when the key is absent (each entry validated too)."""
+
+    schema: Any
+    default: dict = field(default_factory=dict)
+    min_len: int = 0
+    help: str = ""
+
+
+@dataclass(frozen=True)
+class ListOf:
+    """A list whose items each follow ``schema``."""
+
+    schema: Any
+    default: list = field(default_factory=list)
+    min_len: int = 0
+    help: str = ""
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def validate(value: Any, schema: Any, path: str = "") -> Any:
+    """Check ``value`` against ``schema``, fill defaults, return the resolved value.
+
+    Raises :class:`SpecError` naming the dotted key path of the first problem."""
+    if isinstance(schema, Param):
+        return schema.check(value, path or "<root>")
+    if isinstance(schema, MapOf):
+        if value is None:
+            value = schema.default
+        if not isinstance(value, dict):
+            raise SpecError(f"must be a mapping of names to settings, got {value!r}", path)
+        if len(value) < schema.min_len:
+            raise SpecError(f"needs at least {schema.min_len} entry(ies)", path)
+        return {str(k): validate(v, schema.schema, _join(path, str(k))) for k, v in value.items()}
+    if isinstance(schema, ListOf):
+        if value is None:
+            value = schema.default
+        if not isinstance(value, list):
+            raise SpecError(f"must be a list, got {value!r}", path)
+        if len(value) < schema.min_len:
+            raise SpecError(f"needs at least {schema.min_len} item(s)", path)
+        return [validate(v, schema.schema, f"{path}[{i}]") for i, v in enumerate(value)]
+    if isinstance(schema, dict):
+        if value is None:
+            value = {}
+        if not isinstance(value, dict):
+            raise SpecError(f"must be a mapping with keys {', '.join(schema)}; got {value!r}",
+                            path or "<root>")
+        for key in value:
+            if key not in schema:
+                raise SpecError(_unknown_key_message(str(key), schema), _join(path, str(key)))
+        out = {}
+        for key, sub in schema.items():
+            if key in value:
+                out[key] = validate(value[key], sub, _join(path, key))
+            else:
+                out[key] = _default(sub, _join(path, key))
+        return out
+    raise TypeError(f"bad schema node at {path}: {schema!r}")
+
+
+def _default(schema: Any, path: str) -> Any:
+    if isinstance(schema, Param):
+        if schema.default is REQUIRED:
+            raise SpecError("is required" + (f" ({schema.help})" if schema.help else ""), path)
+        return schema.default
+    if isinstance(schema, (MapOf, ListOf)):
+        return validate(None, schema, path)
+    if isinstance(schema, dict):
+        return validate({}, schema, path)
+    raise TypeError(f"bad schema node at {path}: {schema!r}")
+
+
+def _unknown_key_message(key: str, schema: dict) -> str:
+    valid = sorted(schema)
+    close = difflib.get_close_matches(key, valid, n=1, cutoff=0.5)
+    hint = f"did you mean '{close[0]}'? " if close else ""
+    return f"unknown key; {hint}valid keys here: {', '.join(valid)}"
+
+
+def describe(schema: Any, path: str = "") -> list[tuple[str, str, str]]:
+    """Flatten a schema into (dotted key, default, help) rows, for ``mixlab run --help-spec``."""
+    rows: list[tuple[str, str, str]] = []
+    if isinstance(schema, Param):
+        d = "required" if schema.default is REQUIRED else repr(schema.default)
+        rows.append((path, d, schema.help))
+    elif isinstance(schema, (MapOf, ListOf)):
+        rows.append((path, repr(schema.default), schema.help))
+        rows.extend(describe(schema.schema, path + ".<name>" if isinstance(schema, MapOf)
+                             else path + "[i]"))
+    elif isinstance(schema, dict):
+        for k, v in schema.items():
+            rows.extend(describe(v, _join(path, k)))
+    return rows

@@ -1,0 +1,174 @@
+"""Experiment specs: YAML files + dotted overrides + scale presets -> one validated dict.
+
+Resolution order: the spec file, then its ``scales[<scale>]`` overrides, then command-line
+``key.sub=value`` overrides, then ``--seed``. The result is validated against the experiment
+kind's schema (mixlab.registry) plus the reserved keys below.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from . import registry
+from .errors import SpecError
+from .schema import Param, validate
+
+SCALES = ("quick", "paper")
+
+# Keys every spec may carry, whatever its experiment.
+RESERVED = {
+    "name": Param("", str, help="run name (default: the spec file's stem)"),
+    "experiment": Param(type=str, help="experiment kind (see 'mixlab run --list')"),
+    "description": Param("", str, help="free text"),
+    "seed": Param(0, int, lo=0, help="root of the run's SeedSequence"),
+    "seed_key": Param([], list, item=int, help="spawn key below the seed (set by sweeps)"),
+    "scale": Param("quick", str, choices=SCALES, help="which 'scales' preset was applied"),
+    "sweep": Param(None, dict, nullable=True,
+                   help="{grid: {dotted.key: [values]}, summary: [result keys]} for 'mixlab sweep'"),
+}
+
+
+def load_yaml(path: str | Path) -> dict:
+    p = Path(path)
+    if not p.exists():
+        raise SpecError(f"spec file {p} does not exist")
+    try:
+        text = p.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SpecError(f"cannot read spec file {p}: {exc}") from exc
+    return parse_yaml(text, str(p))
+
+
+def parse_yaml(text: str, where: str = "<spec>") -> dict:
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        loc = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise SpecError(f"{where} is not valid YAML{loc}: {problem}") from exc
+    except (ValueError, TypeError, RecursionError) as exc:
+        raise SpecError(f"{where} is not valid YAML: {exc}") from exc
+    if data is None:
+        raise SpecError(f"{where} is empty; a spec needs at least an 'experiment:' key")
+    if not isinstance(data, dict):
+        raise SpecError(f"{where} must be a YAML mapping (key: value lines), got "
+                        f"{type(data).__name__}")
+    return data
+
+
+def parse_override(text: str) -> tuple[str, Any]:
+    """``"a.b=1e-3"`` -> ``("a.b", 0.001)``; values are parsed as YAML scalars/lists."""
+    if "=" not in text:
+        raise SpecError(f"override '{text}' must look like key.sub=value")
+    key, _, raw = text.partition("=")
+    key = key.strip()
+    if not key or any(not part for part in key.split(".")):
+        raise SpecError(f"override '{text}' has an empty key")
+    try:
+        value = yaml.safe_load(raw) if raw.strip() else ""
+    except yaml.YAMLError:
+        value = raw
+    return key, value
+
+
+def set_dotted(d: dict, key: str, value: Any) -> None:
+    parts = key.split(".")
+    cur = d
+    for i, part in enumerate(parts[:-1]):
+        nxt = cur.get(part)
+        if nxt is None:
+            nxt = cur[part] = {}
+        if not isinstance(nxt, dict):
+            raise SpecError(f"cannot set '{key}': '{'.'.join(parts[:i + 1])}' is not a mapping",
+                            key)
+        cur = nxt
+    cur[parts[-1]] = value
+
+
+def get_dotted(d: dict, key: str) -> Any:
+    cur: Any = d
+    for part in key.split("."):
+        if not isinstance(cur, dict) or part not in cur:
+            raise KeyError(key)
+        cur = cur[part]
+    return cur
+
+
+def resolve(raw: dict, *, overrides: list[str] | tuple = (), scale: str = "quick",
+            seed: int | None = None, default_name: str = "run") -> dict:
+    """Apply scale presets and overrides to a raw spec dict and validate it.
+
+    Returns the resolved spec (every default filled in; ``scales`` removed, ``scale`` set)."""
+    if scale not in SCALES:
+        raise SpecError(f"scale must be one of {', '.join(SCALES)}, got '{scale}'", "scale")
+    spec = copy.deepcopy(raw)
+    scales = spec.pop("scales", None) or {}
+    if not isinstance(scales, dict):
+        raise SpecError("must map scale names (quick, paper) to {dotted.key: value} overrides",
+                        "scales")
+    for name in scales:
+        if name not in SCALES:
+            raise SpecError(f"unknown scale '{name}'; scales are {', '.join(SCALES)}",
+                            f"scales.{name}")
+    preset = scales.get(scale) or {}
+    if not isinstance(preset, dict):
+        raise SpecError("must be a mapping of dotted keys to values", f"scales.{scale}")
+    for key, value in preset.items():
+        set_dotted(spec, str(key), value)
+    for text in overrides:
+        key, value = parse_override(text)
+        set_dotted(spec, key, value)
+    if seed is not None:
+        spec["seed"] = seed
+    spec["scale"] = scale
+    spec.setdefault("name", default_name)
+    if "experiment" not in spec:
+        raise SpecError("is required: name the experiment kind "
+                        f"(one of {', '.join(sorted(registry.experiments()))})", "experiment")
+    kind = registry.get_experiment(spec["experiment"])
+    clash = set(kind.schema) & set(RESERVED)
+    assert not clash, f"experiment {kind.name} redefines reserved keys {clash}"
+    schema = {**RESERVED, **kind.schema}
+    resolved = validate(spec, schema)
+    if not resolved["name"]:
+        resolved["name"] = default_name
+    return resolved
+
+
+def load_spec(path: str | Path, **kwargs) -> dict:
+    """Load, resolve and validate a spec file (see :func:`resolve`)."""
+    raw = load_yaml(path)
+    return resolve(raw, default_name=Path(path).stem, **kwargs)
+
+
+def spec_hash(spec: dict) -> str:
+    """Short stable hash of a resolved spec (names its default run directory)."""
+    text = json.dumps(spec, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:10]
+
+
+def dump(spec: dict) -> str:
+    return yaml.safe_dump(spec, sort_keys=False, default_flow_style=None)
+
+
+def closest_key(key: str, spec: dict) -> str | None:
+    flat: list[str] = []
+
+    def walk(d: dict, prefix: str) -> None:
+        for k, v in d.items():
+            path = f"{prefix}.{k}" if prefix else k
+            flat.append(path)
+            if isinstance(v, dict):
+                walk(v, path)
+
+    walk(spec, "")
+    close = difflib.get_close_matches(key, flat, n=1)
+    return close[0] if close else None
