@@ -80,7 +80,7 @@ class Context:
         with self.progress(total=draws, desc=desc or name, unit="draw") as bar:
             result = run_stream(self.store, name, sampler, rng, draws=draws, seconds=seconds,
                                 thin=thin, evaluators=evaluators, record=record, block=block,
-                                progress=bar)
+                                progress=bar, checkpoint_seconds=checkpoint_seconds())
         self.log(f"stream {name}: {result.draws} draws/chain in {result.seconds:.2f} s")
         return result
 
@@ -104,6 +104,14 @@ class Context:
             yield bar
         finally:
             bar.close()
+
+
+def checkpoint_seconds() -> float:
+    """Wall seconds between stream checkpoints (``MIXLAB_CHECKPOINT_SECONDS``, default 10)."""
+    try:
+        return float(os.environ.get("MIXLAB_CHECKPOINT_SECONDS", "10"))
+    except ValueError:
+        return 10.0
 
 
 def provenance() -> dict:

@@ -84,6 +84,8 @@ SCHEMA = {
                          help="wall-clock budget in seconds of sampling"),
     },
     "thin": Param(1, int, lo=1, help="keep one draw in every 'thin'"),
+    "block": Param(None, int, lo=1, nullable=True,
+                   help="draws per block (checkpoints fall on block boundaries)"),
 }
 
 
@@ -101,7 +103,7 @@ def run_toy(ctx) -> None:
     n_max = budget["draws"] or 10**6
     ev = MeanError("rwm", n_max)
     res = ctx.stream("rwm", sampler, draws=budget["draws"], seconds=budget["seconds"],
-                     thin=p["thin"], evaluators=[ev])
+                     thin=p["thin"], evaluators=[ev], block=p["block"])
     ctx.store.set_result("draws", res.draws)
     ctx.store.set_result("accept_rate", res.stats_mean.get("accept", float("nan")))
     ctx.store.set_result("final_mean_error", ev.ys[-1] if ev.ys else float("nan"))

@@ -80,6 +80,11 @@ class Param:
 
 def _coerce(value: Any, typ: type, path: str) -> Any:
     if typ is float:
+        if isinstance(value, str):  # YAML 1.1 reads '1e-3' (no dot) as a string
+            try:
+                return float(value)
+            except ValueError:
+                pass
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise SpecError(f"must be a number, got {value!r}", path)
         return float(value)

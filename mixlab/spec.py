@@ -76,6 +76,11 @@ def parse_override(text: str) -> tuple[str, Any]:
         value = yaml.safe_load(raw) if raw.strip() else ""
     except yaml.YAMLError:
         value = raw
+    if isinstance(value, str):
+        try:  # YAML 1.1 reads '1e-3' (no dot) as a string; a number is meant
+            value = float(value) if value.strip().lower() not in ("inf", "nan", "-inf") else value
+        except ValueError:
+            pass
     return key, value
 
 
@@ -103,9 +108,11 @@ def get_dotted(d: dict, key: str) -> Any:
 
 
 def resolve(raw: dict, *, overrides: list[str] | tuple = (), scale: str = "quick",
-            seed: int | None = None, default_name: str = "run") -> dict:
+            seed: int | None = None, default_name: str = "run",
+            values: dict | None = None) -> dict:
     """Apply scale presets and overrides to a raw spec dict and validate it.
 
+    ``values`` maps dotted keys to already-parsed values, applied after ``overrides`` (sweeps).
     Returns the resolved spec (every default filled in; ``scales`` removed, ``scale`` set)."""
     if scale not in SCALES:
         raise SpecError(f"scale must be one of {', '.join(SCALES)}, got '{scale}'", "scale")
@@ -125,6 +132,8 @@ def resolve(raw: dict, *, overrides: list[str] | tuple = (), scale: str = "quick
         set_dotted(spec, str(key), value)
     for text in overrides:
         key, value = parse_override(text)
+        set_dotted(spec, key, value)
+    for key, value in (values or {}).items():
         set_dotted(spec, key, value)
     if seed is not None:
         spec["seed"] = seed

@@ -162,7 +162,7 @@ def sequential_test_batch(L, N: int, mu0, eps: float, m: int, rng: np.random.Gen
     else:
         sampler = UniformOrder(K, N, rng)
 
-    mean = np.zeros(K)
+    total = np.zeros(K)                    # running sum of the values read
     m2 = np.zeros(K)                       # sum of squared deviations (Chan et al. update)
     accept = np.zeros(K, dtype=bool)
     n_used = np.zeros(K, dtype=np.int64)
@@ -175,14 +175,14 @@ def sequential_test_batch(L, N: int, mu0, eps: float, m: int, rng: np.random.Gen
         b = min(m, N - n)
         idx = order[active, n:n + b] if sampler is None else sampler.take(active, b, n)
         vals = np.asarray(fn(active, idx), dtype=np.float64).reshape(active.size, b)
-        bmean = vals.mean(axis=1)
+        bsum = vals.sum(axis=1)
+        bmean = bsum / b
         bm2 = ((vals - bmean[:, None]) ** 2).sum(axis=1)
-        a_mean = mean[active]
-        delta_mu = bmean - a_mean
+        delta_mu = bmean - (total[active] / n if n else 0.0)
         n_new = n + b
-        new_mean = a_mean + delta_mu * (b / n_new)
-        m2[active] += bm2 + delta_mu ** 2 * (n * b / n_new)
-        mean[active] = new_mean
+        m2[active] += bm2 + delta_mu ** 2 * (n * b / n_new)   # Chan et al. pooled update
+        total[active] += bsum
+        new_mean = total[active] / n_new    # the mean as the exact rule computes it: sum / n
         n = n_new
         d = new_mean - mu0[active]
         if n == N:

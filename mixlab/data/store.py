@@ -26,6 +26,20 @@ CHUNK = 1 << 20
 urlopen = urllib.request.urlopen
 
 
+def _umask_mode() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def make_temp(directory: Path, name: str) -> tuple[int, Path]:
+    """A temp file in ``directory`` (same file system as the destination, for os.replace),
+    with the permissions a normal new file would get (mkstemp makes it 0600)."""
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".part")
+    os.chmod(tmp, _umask_mode())
+    return fd, Path(tmp)
+
+
 def data_dir() -> Path:
     """The cache directory: ``$MIXLAB_DATA_DIR`` or ``~/.cache/mixlab`` (relative paths are
     resolved against the current directory)."""
@@ -69,8 +83,7 @@ def verify(f: FileSpec, path: Path) -> None:
     if f.md5 is not None:
         got = md5sum(path)
         if got != f.md5:
-            raw = gunzip_md5(path) if f.raw_md5 is not None else None
-            if raw != f.raw_md5:
+            if f.raw_md5 is None or gunzip_md5(path) != f.raw_md5:
                 raise DataError(f"checksum mismatch for {f.relpath}: md5 {got}, expected {f.md5}"
                                 + (f" (or gunzipped content md5 {f.raw_md5})" if f.raw_md5
                                    else ""))
@@ -94,8 +107,7 @@ def _install(f: FileSpec, fill) -> Path:
     """Write ``f`` to the cache through ``fill(fh)`` into a temp file, verify, os.replace."""
     dest = cache_path(f)
     dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{f.name}.", suffix=".part")
-    tmp = Path(tmp)
+    fd, tmp = make_temp(dest.parent, f.name)
     try:
         with os.fdopen(fd, "wb") as fh:
             fill(fh)
@@ -183,7 +195,9 @@ def fetch_spec(spec: DatasetSpec, *, force: bool = False, network: bool = True,
                 break
         else:
             raise missing_error(spec)
-    for f in spec.alternatives[alt]:
+    # local copies first, so a failing download leaves everything else installed
+    todo = sorted(spec.alternatives[alt], key=lambda f: not local_sources(spec, f))
+    for f in todo:
         if cache_path(f).is_file() and not force:
             continue
         sources = local_sources(spec, f)

@@ -1,0 +1,56 @@
+# mixlab: `make figures` regenerates the papers' figures, `make test` runs the tests.
+# Both install what they need into .venv on first use.
+SCALE ?= quick
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+MIXLAB := $(BIN)/mixlab
+STAMP := $(VENV)/.installed-stamp
+BENCH ?= quick
+
+.PHONY: install test figures data data-full bench clean lint help
+help:
+	@echo "make install | test | figures [SCALE=quick|paper] | fig-<paper>-<n> | data | bench | clean"
+	@echo "figure targets: $(FIGURES)"
+
+install: $(STAMP)
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q -e '.[dev,bench]'
+	touch $(STAMP)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check mixlab tests benchmarks
+
+# Offline-capable data sets (from MIXLAB_DATA_MIRROR, or downloaded from their canonical URLs).
+data: $(STAMP)
+	$(MIXLAB) data fetch usps
+	$(MIXLAB) data fetch mnist-5k
+	$(MIXLAB) data fetch kdd99
+data-full: data
+	$(MIXLAB) data fetch mnist
+	$(MIXLAB) data fetch fashion-mnist
+
+# $(call figure_rule,TARGET,SPEC): run SPEC at $(SCALE) into runs/$(SCALE)/TARGET, then draw
+# every figure of that run into figures/$(SCALE)/TARGET*.png.
+FIGURES :=
+define figure_rule
+FIGURES += $(1)
+.PHONY: $(1)
+$(1): $(STAMP)
+	$(MIXLAB) run $(2) --scale $(SCALE) --out runs/$(SCALE)/$(1) --quiet
+	$(MIXLAB) plot runs/$(SCALE)/$(1) -o figures/$(SCALE)/$(1).png
+endef
+include $(sort $(wildcard experiments/*/figures.mk))
+
+figures: $(FIGURES)
+	@echo "figures written to figures/$(SCALE)/"
+
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks --mode $(BENCH)
+
+clean:
+	rm -rf runs figures .pytest_cache .hypothesis build *.egg-info

@@ -1,0 +1,1 @@
+"""Benchmarks: each ``bench_*.py`` module defines ``run(quick: bool) -> list[dict]``."""

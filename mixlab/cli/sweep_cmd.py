@@ -1,0 +1,42 @@
+"""``mixlab sweep SPEC key=a,b,c ... [--workers N] [--scheduler ADDRESS]``."""
+
+from __future__ import annotations
+
+import click
+
+from ..sweep import plan, run_sweep
+from .options import quiet_option, scale_option, seed_option
+
+
+@click.command("sweep")
+@click.argument("spec_file", metavar="SPEC", type=click.Path(dir_okay=False))
+@click.argument("axes", nargs=-1, metavar="[KEY=A,B,C]...")
+@scale_option
+@seed_option
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+              help="a fixed override applied to every point (repeatable)")
+@click.option("--out", "-o", type=click.Path(file_okay=False), default=None,
+              help="sweep directory [default: runs/<spec name>-sweep]")
+@click.option("--workers", "-j", type=click.IntRange(min=1), default=1,
+              help="local worker processes")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="Dask scheduler address (needs the 'dask' extra), e.g. tcp://host:8786")
+@click.option("--dry-run", is_flag=True, help="list the points and their run directories")
+@quiet_option
+def sweep(spec_file, axes, scale, seed, overrides, out, workers, scheduler, dry_run, quiet):
+    """Run SPEC at every point of the grid given by KEY=A,B,C axes (or the spec's 'sweep.grid').
+
+    Each point is a run of its own, seeded by its index in the grid; a summary table is written
+    to the sweep directory as sweep.csv (see 'mixlab show SWEEP_DIR')."""
+    from ..sweep import grid_points, point_dir
+
+    sweep_dir, specs, summary, grid = plan(spec_file, axes, scale=scale, seed=seed, out=out,
+                                           extra_overrides=overrides)
+    points = grid_points(grid)
+    if dry_run:
+        for i, p in enumerate(points):
+            click.echo(f"{point_dir(sweep_dir, i, p)}  {p}")
+        return
+    csv_path = run_sweep(sweep_dir, specs, grid, summary, workers=workers, scheduler=scheduler,
+                         quiet=quiet)
+    click.echo(f"{len(points)} point(s) complete; summary: {csv_path}")

@@ -1,0 +1,384 @@
+"""Indirect Sampling Likelihood (ISL, ALGORITHMS.md §A.5), computed as a stream.
+
+A kernel density is put on the first N generated samples (the *centres*) and the mean
+log-likelihood of the test set under it is reported as a curve over N:
+
+    log p(x) = logsumexp_n log k(x | s_n) − log N.
+
+Kernels (bandwidth = β or σ):
+
+- ``"bernoulli"`` (binary test data): ``k(x|μ) = Π_i p_i^{x_i} (1−p_i)^{1−x_i}`` with
+  ``p_i = β μ_i + (1−β)(1−μ_i)``; for a binary centre s this is ``β^{#agree} (1−β)^{#disagree}``.
+- ``"gaussian"`` (real data): isotropic ``N(x; s, σ² I)``.
+
+How the curve is computed (its cost is about that of its last point):
+
+- **binary centres** (bool draws, Bernoulli kernel): ``log k(x|s) = D log β − d (log β − log(1−β))``
+  depends only on the Hamming distance ``d``, so the evaluator keeps, per evaluation point, the
+  histogram of its distances to all centres so far (one float32 GEMM ``x sᵀ`` per block, exact for
+  0/1 data, then one ``bincount``).  Any number of β is then evaluated exactly from the counts.
+- **grayscale centres / Gaussian kernel**: a running log-sum-exp ``(max, scaled sum)`` per
+  evaluation point and per candidate bandwidth, fed block by block; ``log k`` is affine in x, so
+  each block costs one GEMM per β (Bernoulli) or one GEMM in total (Gaussian).
+
+Bandwidth selection: the evaluator accumulates the validation and the test set together; at every
+recorded sample count it computes the mean validation and test log-likelihood for every candidate
+bandwidth, and :meth:`ISLEvaluator.curve` reports the test value at the bandwidth that maximises
+validation ISL *at that sample count* (``select="per-point"``, the default) or at the final count
+(``select="final"``).  The full table is kept (:meth:`ISLEvaluator.table`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.special import logsumexp
+
+KERNELS = ("bernoulli", "gaussian")
+
+
+def default_betas(n: int = 16, lo: float = 0.55, hi: float = 0.998) -> np.ndarray:
+    """Candidate Bernoulli-kernel β's, equally spaced in logit between lo and hi (float64)."""
+    lg = np.linspace(math.log(lo / (1 - lo)), math.log(hi / (1 - hi)), n)
+    return 1.0 / (1.0 + np.exp(-lg))
+
+
+def default_sigmas(X: np.ndarray, n: int = 16) -> np.ndarray:
+    """Candidate Gaussian σ's: log-spaced around the per-dimension scale of X."""
+    s = float(np.sqrt(np.mean(np.var(np.asarray(X, np.float64), axis=0)))) or 1.0
+    return s * np.geomspace(0.02, 2.0, n)
+
+
+def log_kernel_matrix(X: np.ndarray, centres: np.ndarray, bandwidth: float,
+                      kernel: str = "bernoulli") -> np.ndarray:
+    """Naive float64 reference: (n, m) matrix of log k(X_i | centres_j).  For tests and small
+    problems only (it materialises the (n, m, D) terms one centre block at a time)."""
+    X = np.asarray(X, np.float64).reshape(len(X), -1)
+    S = np.asarray(centres, np.float64).reshape(len(centres), -1)
+    out = np.empty((X.shape[0], S.shape[0]))
+    for j in range(S.shape[0]):
+        if kernel == "bernoulli":
+            p = bandwidth * S[j] + (1 - bandwidth) * (1 - S[j])
+            out[:, j] = np.sum(X * np.log(p) + (1 - X) * np.log(1 - p), axis=1)
+        elif kernel == "gaussian":
+            d2 = np.sum((X - S[j]) ** 2, axis=1)
+            out[:, j] = -d2 / (2 * bandwidth ** 2) \
+                - 0.5 * X.shape[1] * math.log(2 * math.pi * bandwidth ** 2)
+        else:
+            raise ValueError(f"unknown kernel {kernel!r}")
+    return out
+
+
+def isl_naive(X: np.ndarray, centres: np.ndarray, bandwidth: float,
+              kernel: str = "bernoulli") -> np.ndarray:
+    """Naive float64 per-point log p(X_i) under the kernel density on ``centres``: (n,)."""
+    L = log_kernel_matrix(X, centres, bandwidth, kernel)
+    return logsumexp(L, axis=1) - math.log(L.shape[1])
+
+
+def log_points(max_samples: int, n_points: int = 30) -> np.ndarray:
+    """About ``n_points`` log-spaced integer sample counts from 1 to ``max_samples`` (unique,
+    sorted, always ending at ``max_samples``)."""
+    max_samples = int(max_samples)
+    if max_samples < 1:
+        raise ValueError(f"max_samples must be >= 1, got {max_samples}")
+    pts = np.unique(np.round(np.geomspace(1, max_samples, max(int(n_points), 1))).astype(np.int64))
+    if pts[-1] != max_samples:
+        pts = np.append(pts, max_samples)
+    return pts
+
+
+class ISLEvaluator:
+    """Streaming ISL accumulator (mixlab evaluator contract: ``update(draws, count, seconds)``,
+    ``curve()``).
+
+    X_test (n_t, D), X_valid (n_v, D) or None: evaluation sets (binary for the Bernoulli kernel).
+    key: which draw to use as centres (``"means"`` or ``"samples"``); bool draws take the exact
+    Hamming-histogram path.  Draws arrive as (chain, n_block, ...) and are taken in draw-major
+    order (draw t of every chain, then draw t+1), so "the first N samples" mixes the chains.
+    points: the total sample counts at which the curve is recorded (default: ``log_points(
+    max_samples, n_points)``); a block is split so every point lands exactly.  dtype: float32
+    (fast) or float64 (for exactness checks) for the per-block kernel matrices; the running sums
+    are float64 either way.
+    """
+
+    metric = "isl"
+    x_label = "samples"
+    y_label = "ISL (nats)"
+
+    def __init__(self, X_test: np.ndarray, X_valid: np.ndarray | None = None, *,
+                 series: str = "isl", key: str = "means", kernel: str = "bernoulli",
+                 bandwidths: np.ndarray | None = None, max_samples: int | None = None,
+                 n_points: int = 30, points: np.ndarray | None = None,
+                 select: str = "per-point", dtype=np.float32, chunk: int = 2048):
+        if kernel not in KERNELS:
+            raise ValueError(f"kernel must be one of {KERNELS}, got {kernel!r}")
+        if select not in ("per-point", "final"):
+            raise ValueError(f"select must be 'per-point' or 'final', got {select!r}")
+        Xt = np.asarray(X_test).reshape(len(X_test), -1)
+        Xv = None if X_valid is None else np.asarray(X_valid).reshape(len(X_valid), -1)
+        if bandwidths is None:
+            bandwidths = default_betas() if kernel == "bernoulli" else default_sigmas(Xt)
+        self.bandwidths = np.atleast_1d(np.asarray(bandwidths, np.float64))
+        if kernel == "bernoulli" and not np.all((self.bandwidths > 0.5) & (self.bandwidths < 1)):
+            raise ValueError("Bernoulli-kernel bandwidths β must lie in (0.5, 1)")
+        if kernel == "gaussian" and not np.all(self.bandwidths > 0):
+            raise ValueError("Gaussian-kernel bandwidths σ must be > 0")
+        if Xv is None and self.bandwidths.size > 1:
+            raise ValueError("choosing among several bandwidths needs a validation set")
+        if kernel == "bernoulli":
+            for name, A in (("test", Xt), ("valid", Xv)):
+                if A is not None and not np.all((A == 0) | (A == 1)):
+                    raise ValueError(f"the Bernoulli kernel needs binary {name} data")
+        if points is None:
+            if max_samples is None:
+                raise ValueError("give max_samples or points")
+            points = log_points(max_samples, n_points)
+        points = np.unique(np.asarray(points, np.int64))
+        if points.size == 0 or points[0] < 1:
+            raise ValueError("record points must be >= 1")
+        self.points = points
+        self.series, self.key, self.kernel, self.select = series, key, kernel, select
+        self.dtype = np.dtype(dtype)
+        self.chunk = int(chunk)
+        self.n_valid = 0 if Xv is None else Xv.shape[0]
+        self.n_test = Xt.shape[0]
+        E = Xt if Xv is None else np.concatenate([Xv, Xt], axis=0)
+        self.E = np.ascontiguousarray(E, dtype=self.dtype)  # (n_eval, D), validation first
+        self.D = self.E.shape[1]
+        self.E_sq = np.einsum("ij,ij->i", self.E, self.E)  # |x|², for distances
+        self.mode = None  # "hist" or "lse", fixed by the first block
+        self.n = 0  # samples consumed
+        self.last_seconds = 0.0
+        self._next = 0  # index into points of the next record point
+        # records (one row per recorded sample count)
+        self.rec_n: list[int] = []
+        self.rec_seconds: list[float] = []
+        self.rec_valid: list[np.ndarray] = []
+        self.rec_test: list[np.ndarray] = []
+        self.rec_test_se: list[np.ndarray] = []
+        self.hist = None
+        self.m = None
+        self.s = None
+
+    # ---------------------------------------------------------------------------- feeding
+    def update(self, draws: dict, count: int, seconds: float) -> None:
+        """Feed one block: draws[key] is (chain, n_block, ...); ``seconds`` the cumulative
+        sampling time at the block's end (record points inside a block get a linearly
+        interpolated time)."""
+        arr = np.asarray(draws[self.key])
+        if arr.ndim < 2:
+            raise ValueError(f"draws['{self.key}'] must be (chain, draw, ...), got {arr.shape}")
+        S = np.swapaxes(arr, 0, 1).reshape(arr.shape[0] * arr.shape[1], -1)
+        self.add_samples(S, seconds)
+
+    def add_samples(self, S: np.ndarray, seconds: float | None = None) -> None:
+        """Feed centres S (n, D) in order; ``seconds`` is the time at the end of this batch."""
+        S = np.asarray(S).reshape(len(S), -1)
+        if S.shape[1] != self.D:
+            raise ValueError(f"samples have {S.shape[1]} dimensions, the data {self.D}")
+        mode = "hist" if (self.kernel == "bernoulli" and S.dtype == bool) else "lse"
+        if self.mode is None:
+            self.mode = mode
+            if mode == "hist":
+                self.hist = np.zeros((self.E.shape[0], self.D + 1), np.int64)
+            else:
+                self.m = np.full((self.bandwidths.size, self.E.shape[0]), -np.inf)
+                self.s = np.zeros((self.bandwidths.size, self.E.shape[0]))
+        elif mode != self.mode:
+            raise ValueError("ISL centres changed kind (binary vs grayscale) mid-stream")
+        if self.kernel == "bernoulli" and mode == "lse" and S.size and (S.min() < 0 or S.max() > 1):
+            raise ValueError("Bernoulli-kernel centres must lie in [0, 1]")
+        t0 = self.last_seconds
+        t1 = t0 if seconds is None else float(seconds)
+        n_total, pos = S.shape[0], 0
+        while pos < n_total:
+            take = min(n_total - pos, self.chunk)
+            if self._next < self.points.size:
+                take = min(take, int(self.points[self._next]) - self.n)
+            self._consume(S[pos:pos + take])
+            pos += take
+            self.n += take
+            if self._next < self.points.size and self.n == self.points[self._next]:
+                t = t0 + (t1 - t0) * pos / n_total
+                self._record(t)
+                self._next += 1
+        self.last_seconds = t1
+
+    def _consume(self, S: np.ndarray) -> None:
+        Sf = np.ascontiguousarray(S, dtype=self.dtype)
+        if self.mode == "hist":
+            G = self.E @ Sf.T  # (n_eval, B) = #(x_i = s_i = 1), exact for 0/1 data
+            V1 = self.D + 1
+            # index = row * (D+1) + Hamming distance, with d = |x| + |s| - 2 x·s
+            G *= -2
+            G += Sf.sum(1, dtype=self.dtype)[None, :]
+            rows = np.arange(G.shape[0]) * V1
+            if self.hist.size < 2 ** 24 or self.dtype == np.float64:  # exact in this dtype
+                G += (rows + self.E_sq).astype(self.dtype)[:, None]
+                idx = G.astype(np.intp).ravel()
+            else:
+                G += self.E_sq[:, None]
+                idx = (G.astype(np.intp) + rows[:, None]).ravel()
+            self.hist += np.bincount(idx, minlength=self.hist.size).reshape(self.hist.shape)
+            return
+        if self.kernel == "gaussian":
+            G = self.E @ Sf.T
+            G *= -2
+            G += self.E_sq[:, None]
+            G += np.einsum("ij,ij->i", Sf, Sf)[None, :]
+            np.maximum(G, 0, out=G)  # squared distances
+            for j, sig in enumerate(self.bandwidths):
+                L = G * self.dtype.type(-0.5 / sig ** 2)
+                L += self.dtype.type(-0.5 * self.D * math.log(2 * math.pi * sig ** 2))
+                self._merge(j, L)
+            return
+        for j, beta in enumerate(self.bandwidths):  # Bernoulli kernel, grayscale centres
+            P = Sf * self.dtype.type(2 * beta - 1)
+            P += self.dtype.type(1 - beta)
+            logq = np.log1p(-P)  # log(1 - p_i)   (B, D)
+            lodds = np.log(P)
+            lodds -= logq  # logit p_i
+            L = self.E @ lodds.T
+            L += logq.sum(1)[None, :]
+            self._merge(j, L)
+
+    def _merge(self, j: int, L: np.ndarray) -> None:
+        """Fold a block's (n_eval, B) log-kernel matrix into the running log-sum-exp of
+        bandwidth j."""
+        mb = L.max(axis=1)
+        L -= mb[:, None]
+        np.exp(L, out=L)
+        sb = L.sum(axis=1, dtype=np.float64)
+        mb = mb.astype(np.float64)
+        m_old = self.m[j]
+        m_new = np.maximum(m_old, mb)
+        self.s[j] = self.s[j] * np.exp(m_old - m_new) + sb * np.exp(mb - m_new)
+        self.m[j] = m_new
+
+    # ---------------------------------------------------------------------------- reading
+    def _logp(self) -> np.ndarray:
+        """(n_bw, n_eval) float64 log p(x) under the density on the samples so far."""
+        if self.n == 0:
+            raise ValueError("no samples yet")
+        if self.mode == "hist":
+            cols = np.flatnonzero(self.hist.any(axis=0))
+            d = cols.astype(np.float64)
+            with np.errstate(divide="ignore"):
+                lh = np.log(self.hist[:, cols].astype(np.float64))  # (n_eval, n_d)
+            lb = np.log(self.bandwidths)[:, None]
+            l1 = np.log1p(-self.bandwidths)[:, None]
+            lk = (self.D - d)[None, :] * lb + d[None, :] * l1  # (n_bw, n_d)
+            out = logsumexp(lh[None, :, :] + lk[:, None, :], axis=2)
+        else:
+            out = self.m + np.log(self.s)
+        return out - math.log(self.n)
+
+    def _summaries(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        lp = self._logp()
+        nv = self.n_valid
+        test = lp[:, nv:]
+        valid = lp[:, :nv].mean(axis=1) if nv else np.full(lp.shape[0], np.nan)
+        se = test.std(axis=1, ddof=1) / math.sqrt(test.shape[1]) if test.shape[1] > 1 \
+            else np.zeros(lp.shape[0])
+        return valid, test.mean(axis=1), se
+
+    def _record(self, seconds: float) -> None:
+        valid, test, se = self._summaries()
+        self.rec_n.append(self.n)
+        self.rec_seconds.append(float(seconds))
+        self.rec_valid.append(valid)
+        self.rec_test.append(test)
+        self.rec_test_se.append(se)
+
+    def table(self) -> dict[str, np.ndarray]:
+        """Everything recorded: ``n`` (k,), ``seconds`` (k,), ``bandwidths`` (n_bw,), ``valid``,
+        ``test``, ``test_se`` (k, n_bw), and ``chosen`` (k,) the index of the bandwidth used.
+        The current sample count is appended if it is not a record point."""
+        n, sec = list(self.rec_n), list(self.rec_seconds)
+        va, te, se = list(self.rec_valid), list(self.rec_test), list(self.rec_test_se)
+        if self.n > 0 and (not n or n[-1] != self.n):
+            v, t, s = self._summaries()
+            n.append(self.n)
+            sec.append(self.last_seconds)
+            va.append(v)
+            te.append(t)
+            se.append(s)
+        nb = self.bandwidths.size
+        va = np.array(va).reshape(-1, nb)
+        te = np.array(te).reshape(-1, nb)
+        se = np.array(se).reshape(-1, nb)
+        if nb == 1 or self.n_valid == 0:
+            chosen = np.zeros(len(n), np.int64)
+        elif self.select == "per-point":
+            chosen = np.argmax(va, axis=1)
+        else:
+            chosen = np.full(len(n), int(np.argmax(va[-1])) if len(n) else 0, np.int64)
+        return {"n": np.array(n, np.int64), "seconds": np.array(sec, np.float64),
+                "bandwidths": self.bandwidths.copy(), "valid": va, "test": te, "test_se": se,
+                "chosen": chosen}
+
+    def curve(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(samples (k,), test ISL (k,), standard error over test points (k,)) at the
+        validation-chosen bandwidth."""
+        t = self.table()
+        rows = np.arange(t["n"].size)
+        return (t["n"].astype(np.float64), t["test"][rows, t["chosen"]],
+                t["test_se"][rows, t["chosen"]])
+
+
+def isl_of_centres(centres: np.ndarray, X_test: np.ndarray, X_valid: np.ndarray | None,
+                   kernel: str = "bernoulli", bandwidths: np.ndarray | None = None,
+                   dtype=np.float32) -> dict[str, float]:
+    """ISL of a fixed set of centres (e.g. the training set: the baseline line of Fig 2).
+
+    Binary centres should be passed as bool for the exact Hamming path.  Returns
+    ``{"isl": test mean, "se": its standard error, "valid": validation mean, "bandwidth": the
+    validation-chosen bandwidth, "n": number of centres}``."""
+    S = np.asarray(centres).reshape(len(centres), -1)
+    ev = ISLEvaluator(X_test, X_valid, key="x", kernel=kernel, bandwidths=bandwidths,
+                      points=[S.shape[0]], dtype=dtype)
+    ev.add_samples(S)
+    t = ev.table()
+    j = int(t["chosen"][-1])
+    return {"isl": float(t["test"][-1, j]), "se": float(t["test_se"][-1, j]),
+            "valid": float(t["valid"][-1, j]), "bandwidth": float(t["bandwidths"][j]),
+            "n": int(S.shape[0])}
+
+
+def samples_to_reach(n: np.ndarray, y: np.ndarray, target: float) -> float | None:
+    """The smallest sample count at which the curve (n, y) first reaches ``target``, linearly
+    interpolated in log n between recorded points; None when it never does."""
+    n = np.asarray(n, np.float64)
+    y = np.asarray(y, np.float64)
+    hit = np.flatnonzero(y >= target)
+    if hit.size == 0:
+        return None
+    i = int(hit[0])
+    if i == 0:
+        return float(n[0])
+    y0, y1 = y[i - 1], y[i]
+    f = (target - y0) / (y1 - y0) if y1 != y0 else 1.0
+    return float(np.exp(np.log(n[i - 1]) + f * (np.log(n[i]) - np.log(n[i - 1]))))
+
+
+def coverage_speedup(n_ref: np.ndarray, y_ref: np.ndarray, n_new: np.ndarray,
+                     y_new: np.ndarray, at: float | None = None) -> dict:
+    """How many reference-sampler (e.g. Gibbs) samples are needed to reach the ISL the new sampler
+    (e.g. rates-FPCD) reaches with ``at`` samples (default: its last recorded count).
+
+    Returns ``{"at": N, "isl_new": y_new(N), "ref_needed": M or None, "speedup": M/N or None,
+    "reached": bool}``; ``reached`` False means the reference never gets there within its
+    budget (then the speed-up is at least ``max(n_ref)/N``, reported as ``lower_bound``)."""
+    n_new = np.asarray(n_new, np.float64)
+    y_new = np.asarray(y_new, np.float64)
+    if at is None:
+        at = float(n_new[-1])
+    i = int(np.argmin(np.abs(n_new - at)))
+    target = float(y_new[i])
+    need = samples_to_reach(n_ref, y_ref, target)
+    out = {"at": float(n_new[i]), "isl_new": target, "ref_needed": need, "reached": need is not None,
+           "speedup": None if need is None else need / float(n_new[i]),
+           "lower_bound": float(np.max(n_ref)) / float(n_new[i])}
+    return out
