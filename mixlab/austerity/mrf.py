@@ -338,7 +338,8 @@ class ApproxGibbs:
     pairs; ``chains`` chains at once.  ``eps = 0`` makes the exact Gibbs decisions.
 
     State ``{"x": (chains, D) uint8}``.  One step = one sweep.  Draws: ``samples (chains, D)
-    bool``; with ``track=True`` also ``p_exact (chains, D) float32``.  Stats: ``data_used
+    bool``; with ``track=True`` also ``p_exact (chains, D) float32`` and ``exact_decision
+    (chains, D) bool`` (what exact Gibbs would have decided with the same u).  Stats: ``data_used
     (chains,)`` the fraction of the N terms read, averaged over the sweep's D updates; with
     ``track=True`` also ``wrong (chains,)`` the fraction of the sweep's decisions that differ from
     the exact decision with the same u.
@@ -366,8 +367,10 @@ class ApproxGibbs:
         stats = {"data_used": n_used.mean(axis=1) / self.model.N}
         if self.track:
             draws["p_exact"] = p.astype(np.float32)
-            # exact decision with the same u: u < p  <=>  logit(u) < L
-            stats["wrong"] = ((U < p) != X.astype(bool)).mean(axis=1)
+            # the exact decision with the same u (u < P(x_i=1|x_-i)), for paired estimates
+            exact = U < p
+            draws["exact_decision"] = exact
+            stats["wrong"] = (exact != X.astype(bool)).mean(axis=1)
         return {"x": X}, draws, stats
 
 

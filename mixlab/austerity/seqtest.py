@@ -17,8 +17,10 @@ cases, stated once here:
 * ``s = 0`` before n = N (all values seen so far equal): ``t = ±inf`` and ``delta = 0`` when
   ``l̄ != mu0`` (any ``eps > 0`` decides, as the paper's rule literally says); ``delta = 1`` when
   ``l̄ == mu0`` (no evidence either way).
-* ties at n = N: ``l̄ == mu0`` rejects (accept iff strictly greater), the same comparison as the
-  exact rule.
+* at n = N the decision is ``sum(l) / N > mu0`` with the sum accumulated in float64 minibatch
+  by minibatch; a tie rejects (accept iff strictly greater), as the exact rule.  When the sums
+  are exact (e.g. integer values) ties are reproduced exactly; otherwise two summation orders may
+  differ in the last bit, which matters only for a mu0 within ~1e-15 relative of the mean.
 * n = 1 (only possible with m = 1): no variance estimate, the test never stops there.
 
 Two entry points:

@@ -6,8 +6,10 @@ import json
 
 import click
 
+from ..data import NAMES
+from ..data import fetch as fetch_dataset
+from ..data import info as dataset_info
 from ..errors import DataError
-from ..data import NAMES, fetch as fetch_dataset, info as dataset_info
 
 _NAME = click.Choice(NAMES)
 

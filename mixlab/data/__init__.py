@@ -34,11 +34,33 @@ from ..errors import DataError, SpecError
 from ..schema import REQUIRED, Param
 from . import transforms
 from .registry import DATASETS, NAMES, DatasetSpec, FileSpec
-from .store import (cache_path, data_dir, fetch_spec, get_spec, installed_alternative,
-                    local_alternative, make_temp, md5sum, missing_error, mirror_dir)
+from .store import (
+    cache_path,
+    data_dir,
+    fetch_spec,
+    get_spec,
+    installed_alternative,
+    local_alternative,
+    make_temp,
+    md5sum,
+    mirror_dir,
+    missing_error,
+)
 
-__all__ = ["load", "load_from_spec", "fetch", "info", "Dataset", "Split", "DATASETS", "NAMES",
-           "DATA_SCHEMA", "data_schema", "data_dir", "mirror_dir"]
+__all__ = [
+    "DATASETS",
+    "DATA_SCHEMA",
+    "NAMES",
+    "Dataset",
+    "Split",
+    "data_dir",
+    "data_schema",
+    "fetch",
+    "info",
+    "load",
+    "load_from_spec",
+    "mirror_dir",
+]
 
 PARSED_FORMAT = 1  # bump when the layout of the parsed .npz files changes
 
@@ -107,7 +129,7 @@ def data_schema(name: Any = REQUIRED, **defaults: Any) -> dict:
     return out
 
 
-def load_from_spec(d: dict, path: str = "data") -> "Dataset":
+def load_from_spec(d: dict, path: str = "data") -> Dataset:
     """``load(**d)`` for a validated ``data`` section of a spec; a SpecError names
     ``<path>.<key>``."""
     try:

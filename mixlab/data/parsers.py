@@ -236,9 +236,10 @@ def parse_kdd99_raw(path: Path) -> tuple[np.ndarray, np.ndarray]:
         text += b"\n"
     buf = np.frombuffer(text, dtype=np.uint8).copy()
     seps = np.flatnonzero((buf == ord(",")) | (buf == ord("\n")))
-    n = int(np.count_nonzero(buf[seps] == ord("\n")))
-    if seps.size != n * KDD_NCOL or np.any(buf[seps].reshape(n, KDD_NCOL)[:, -1] != ord("\n")) \
-            or np.any(buf[seps].reshape(n, KDD_NCOL)[:, :-1] != ord(",")):
+    is_nl = buf[seps] == ord("\n")
+    n = int(np.count_nonzero(is_nl))
+    if seps.size != n * KDD_NCOL or not np.all(is_nl.reshape(n, KDD_NCOL)[:, -1]) \
+            or np.any(is_nl.reshape(n, KDD_NCOL)[:, :-1]):
         raise DataError(f"{path}: expected {KDD_NCOL} comma-separated fields on every line")
     ends = seps.reshape(n, KDD_NCOL)
     starts = np.empty_like(ends)

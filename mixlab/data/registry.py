@@ -7,8 +7,8 @@ A data set is installed when every file of one of its *alternatives* (e.g. for U
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from . import parsers
 

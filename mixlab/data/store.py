@@ -80,13 +80,10 @@ def gunzip_md5(path: Path) -> str | None:
 
 def verify(f: FileSpec, path: Path) -> None:
     """Raise DataError unless ``path`` holds ``f`` (md5, gunzipped md5 or content check)."""
-    if f.md5 is not None:
-        got = md5sum(path)
-        if got != f.md5:
-            if f.raw_md5 is None or gunzip_md5(path) != f.raw_md5:
-                raise DataError(f"checksum mismatch for {f.relpath}: md5 {got}, expected {f.md5}"
-                                + (f" (or gunzipped content md5 {f.raw_md5})" if f.raw_md5
-                                   else ""))
+    got = md5sum(path) if f.md5 is not None else None
+    if got != f.md5 and (f.raw_md5 is None or gunzip_md5(path) != f.raw_md5):
+        raise DataError(f"checksum mismatch for {f.relpath}: md5 {got}, expected {f.md5}"
+                        + (f" (or gunzipped content md5 {f.raw_md5})" if f.raw_md5 else ""))
     if f.check is not None:
         f.check(path)
 

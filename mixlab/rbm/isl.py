@@ -38,7 +38,7 @@ from scipy.special import logsumexp
 KERNELS = ("bernoulli", "gaussian")
 
 
-def default_betas(n: int = 16, lo: float = 0.55, hi: float = 0.998) -> np.ndarray:
+def default_betas(n: int = 20, lo: float = 0.55, hi: float = 0.9999) -> np.ndarray:
     """Candidate Bernoulli-kernel β's, equally spaced in logit between lo and hi (float64)."""
     lg = np.linspace(math.log(lo / (1 - lo)), math.log(hi / (1 - hi)), n)
     return 1.0 / (1.0 + np.exp(-lg))

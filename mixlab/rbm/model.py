@@ -30,8 +30,20 @@ FORMAT_VERSION = 1
 
 
 def sigmoid(z: np.ndarray) -> np.ndarray:
-    """Numerically stable logistic function (no overflow for large |z|), dtype preserved."""
-    return expit(z)
+    """Numerically stable logistic function (no overflow for any z), dtype preserved.
+
+    float32: ``0.5 + 0.5 tanh(z / 2)`` (SIMD tanh, ~10x faster than scipy's expit; absolute
+    error <= 1.2e-7, the float32 rounding; tails below ~1e-8 round to 0, irrelevant for
+    sampling with float32 uniforms). Other dtypes: ``scipy.special.expit`` (full relative
+    accuracy in the tails)."""
+    z = np.asarray(z)
+    if z.dtype != np.float32 or z.ndim == 0:
+        return expit(z)
+    o = np.multiply(z, np.float32(0.5))
+    np.tanh(o, out=o)
+    o *= np.float32(0.5)
+    o += np.float32(0.5)
+    return o
 
 
 def softplus(z: np.ndarray) -> np.ndarray:

@@ -14,7 +14,7 @@ import math
 import numpy as np
 from scipy.special import expit, logsumexp
 
-from .model import RBM, softplus
+from .model import RBM, sigmoid, softplus
 
 __all__ = ["all_configs", "log_partition_exact", "log_partition_ais", "ais_betas",
            "log_likelihood", "exact_visible_log_probs"]
@@ -133,7 +133,7 @@ def log_partition_ais(rbm: RBM, n_runs: int = 100, n_betas: int = 10000,
     fdt = np.float32 if dt == np.float32 else np.float64
 
     # x_0 ~ p_A
-    x = (rng.random((n_runs, V), dtype=fdt) < expit(bA)).astype(dt)
+    x = (rng.random((n_runs, V), dtype=fdt) < sigmoid(bA)).astype(dt)
     log_w = np.zeros(n_runs)
     for k in range(1, len(betas)):
         bk, bprev = betas[k], betas[k - 1]
@@ -152,9 +152,9 @@ def log_partition_ais(rbm: RBM, n_runs: int = 100, n_betas: int = 10000,
         if k == len(betas) - 1:
             break
         # one block-Gibbs sweep leaving p_k invariant
-        ph = expit(dt.type(bk) * a)
+        ph = sigmoid(dt.type(bk) * a)
         h = (rng.random(ph.shape, dtype=fdt) < ph).astype(dt)
-        px = expit(bA + dt.type(bk) * (h @ W.T + db))
+        px = sigmoid(bA + dt.type(bk) * (h @ W.T + db))
         x = (rng.random(px.shape, dtype=fdt) < px).astype(dt)
 
     log_za = float(softplus(base_b).sum() + H * math.log(2.0))

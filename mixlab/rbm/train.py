@@ -38,11 +38,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
-from scipy.special import expit
 
 from ..errors import MixlabError, SpecError
 from ..schema import Param
-from .model import RBM, softplus
+from .model import RBM, sigmoid, softplus
 
 __all__ = ["Trainer", "train", "train_from_spec", "TRAIN_SCHEMA", "TRAINER_DEFAULTS",
            "save_checkpoint", "load_checkpoint", "monitor_stats", "to_stage"]
@@ -169,8 +168,8 @@ def monitor_stats(rbm: RBM, X_mon: np.ndarray, bits: np.ndarray,
     m = rbm.astype(np.float64)
     x = X_mon.astype(np.float64)
     a = x @ m.W + m.c
-    hp = expit(a)
-    recon = expit(hp @ m.W.T + m.b)
+    hp = sigmoid(a)
+    recon = sigmoid(hp @ m.W.T + m.b)
     recon_err = float(((x - recon) ** 2).sum(axis=1).mean())
     rows = np.arange(x.shape[0])
     xi = x[rows, bits]
@@ -282,7 +281,7 @@ class Trainer:
             else:
                 x0 = (self.rng.random((nc, V), dtype=np.float32) < 0.5).astype(np.float32)
             self.chain_x = x0
-            self.chain_h = _bernoulli(expit(x0 @ self.W + self.c), self.rng)
+            self.chain_h = _bernoulli(sigmoid(x0 @ self.W + self.c), self.rng)
 
     # ------------------------------------------------------------------ model views
     @property
@@ -310,7 +309,7 @@ class Trainer:
         rng = self.rng
         W, b, c = self.W, self.b, self.c
         n = xb.shape[0]
-        hp = expit(xb @ W + c)                                   # (n, H) positive phase
+        hp = sigmoid(xb @ W + c)                                   # (n, H) positive phase
         if self.fast:
             Wn, bn, cn = W + self.fW, b + self.fb, c + self.fc
         else:
@@ -319,8 +318,8 @@ class Trainer:
         for s in range(cfg["k"]):
             if s:
                 h = _bernoulli(hn, rng)
-            xn = _bernoulli(expit(h @ Wn.T + bn), rng)           # (m, V)
-            hn = expit(xn @ Wn + cn)                             # (m, H) E[h | x-; θ-]
+            xn = _bernoulli(sigmoid(h @ Wn.T + bn), rng)           # (m, V)
+            hn = sigmoid(xn @ Wn + cn)                             # (m, H) E[h | x-; θ-]
         if self.persistent:
             self.chain_x = xn
             self.chain_h = _bernoulli(hn, rng)
@@ -328,8 +327,9 @@ class Trainer:
         gW = xb.T @ hp
         gW *= np.float32(1.0 / n)
         gW -= (xn.T @ hn) * np.float32(1.0 / m)
-        gb = xb.mean(axis=0) - xn.mean(axis=0)
-        gc = hp.mean(axis=0) - hn.mean(axis=0)
+        inv_n, inv_m = np.float32(1.0 / n), np.float32(1.0 / m)
+        gb = np.add.reduce(xb, axis=0) * inv_n - np.add.reduce(xn, axis=0) * inv_m
+        gc = np.add.reduce(hp, axis=0) * inv_n - np.add.reduce(hn, axis=0) * inv_m
 
         lr32 = np.float32(lr)
         mu = np.float32(cfg["momentum"])

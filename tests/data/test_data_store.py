@@ -9,7 +9,7 @@ import urllib.error
 import numpy as np
 import pytest
 
-import mixlab.data as data
+from mixlab import data
 from mixlab.data import store
 from mixlab.data.registry import DATASETS, DatasetSpec, FileSpec
 from mixlab.errors import DataError, UsageError

@@ -182,7 +182,8 @@ def test_bad_configurations(binary_data):
 def test_divergence_is_reported(binary_data):
     r0 = RBM.init(16, 4, np.random.default_rng(0), data=binary_data)
     with pytest.raises(MixlabError, match="diverged"):
-        train(r0, binary_data, method="pcd", lr=1e38, epochs=1, rng=np.random.default_rng(0))
+        train(r0, binary_data, method="pcd", lr=1e39, epochs=1,
+              rng=np.random.default_rng(0))
 
 
 # ---------------------------------------------------------------- checkpoint / resume

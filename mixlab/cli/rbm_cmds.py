@@ -1,0 +1,177 @@
+"""``mixlab sample MODEL ...`` and ``mixlab evaluate isl RUN ...``: RBM samplers from the command
+line (rates-FPCD paper).
+
+``sample`` builds a ``rates_fpcd.sample`` spec from its options and runs it through the
+foundation (run directory with spec.yaml, run.h5, log.txt; resumable; ``--force`` to redo).
+``evaluate isl`` computes the ISL curve of a run's stored samples and writes it into that run as
+the metric ``isl/<stream>`` (or prints it with ``--json``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import click
+import numpy as np
+
+from ..errors import MixlabError, UsageError
+from .options import force_option, quiet_option
+
+METHODS = ("gibbs", "rates-fpcd", "rates-herding", "sample-penalization")
+DATA = ("usps", "mnist", "mnist-5k", "fashion-mnist")
+
+
+@click.command("sample", context_settings={"show_default": True})
+@click.argument("model", type=click.Path(dir_okay=False))
+@click.option("--method", type=click.Choice(METHODS), default="rates-fpcd", help="sampler")
+@click.option("--n-samples", type=click.IntRange(min=1), default=10000,
+              help="samples to draw in all (over every chain; rounded up to a multiple of "
+                   "--chains)")
+@click.option("--eps-f", type=click.FloatRange(min=0), default=None,
+              help="fast-weight step size ε_F [default: 0.01; herding 0.1]")
+@click.option("--alpha", type=click.FloatRange(0, 1), default=None,
+              help="fast-weight decay α [default: 1; sample-penalization 0.95]")
+@click.option("-k", "--k", "k", type=click.IntRange(min=1), default=None,
+              help="Gibbs steps per sample (herding: max hill-climb rounds) [default: 1; "
+                   "herding 100]")
+@click.option("--chains", type=click.IntRange(min=1), default=1, help="parallel chains")
+@click.option("--shared-fast-weights", is_flag=True,
+              help="one θ_F for all chains (mean statistics) instead of one per chain")
+@click.option("--init", type=click.Choice(["data", "noise"]), default="data",
+              help="initial state: random training examples or uniform noise")
+@click.option("--emit", type=click.Choice(["binary", "means", "both"]), default="binary",
+              help="what to store: binary samples x, E[x|h] (float32) or both")
+@click.option("--data", "data_name", type=click.Choice(DATA), default="usps",
+              help="training data (for the rates R and --init data)")
+@click.option("--binarize", type=click.FloatRange(0, 1), default=0.5,
+              help="binarisation threshold of the data")
+@click.option("--seed", type=click.IntRange(min=0), default=0, help="random seed")
+@click.option("-o", "--out", type=click.Path(file_okay=False), required=True,
+              help="run directory")
+@force_option
+@quiet_option
+def sample(model, method, n_samples, eps_f, alpha, k, chains, shared_fast_weights, init, emit,
+           data_name, binarize, seed, out, force, quiet):
+    """Draw samples from the trained RBM in MODEL (HDF5 from 'mixlab train') into a run
+    directory.  Example: mixlab sample model.h5 --method rates-fpcd --n-samples 100000 -o run/"""
+    from ..context import execute
+    from ..spec import resolve
+
+    if not Path(model).is_file():
+        raise UsageError(f"model file not found: {model}")
+    herd = method == "rates-herding"
+    if eps_f is None:
+        eps_f = 0.0 if method == "gibbs" else (0.1 if herd else 0.01)
+    if alpha is None:
+        alpha = 0.95 if method == "sample-penalization" else 1.0
+    if k is None:
+        k = 100 if herd else 1
+    if method == "sample-penalization" and alpha >= 1:
+        raise click.BadParameter("sample-penalization needs --alpha < 1 (with alpha = 1 it "
+                                 f"drifts to the uniform distribution); got {alpha}",
+                                 param_hint="--alpha")
+    if method == "gibbs" and (eps_f or alpha != 1.0 or shared_fast_weights):
+        raise click.BadParameter("gibbs has no fast weights: --eps-f/--alpha/"
+                                 "--shared-fast-weights do not apply", param_hint="--method")
+    if herd and emit != "binary":
+        raise click.BadParameter(f"rates-herding produces binary samples only; got --emit {emit}",
+                                 param_hint="--emit")
+    record = {"binary": ["samples"], "means": ["means"], "both": ["samples", "means"]}[emit]
+    draws = int(math.ceil(n_samples / chains))
+    raw = {
+        "name": Path(out).name or "sample", "experiment": "rates_fpcd.sample", "seed": seed,
+        "description": f"{method} samples from {model}",
+        "data": {"name": data_name, "binarize": binarize},
+        "model_file": str(Path(model).resolve()),
+        "samplers": {method: {"method": method, "eps_f": eps_f, "alpha": alpha, "k": k,
+                              "shared": shared_fast_weights}},
+        "chains": chains, "init": init, "budget": {"draws": draws}, "record": record,
+        "isl": {"enabled": False},
+    }
+    spec = resolve(raw, default_name="sample")
+    run_dir, happened = execute(spec, out, force=force, quiet=quiet)
+    if happened == "complete":
+        click.echo(f"already complete: {run_dir} (use --force to re-run)")
+    else:
+        click.echo(f"{draws * chains} samples ({chains} chain(s) x {draws}) in {run_dir}")
+
+
+@click.group("evaluate")
+def evaluate():
+    """Evaluate a run's stored samples."""
+
+
+@evaluate.command("isl", context_settings={"show_default": True})
+@click.argument("run_dir", metavar="RUN", type=click.Path(exists=True, file_okay=False))
+@click.option("--data", "data_name", type=click.Choice(DATA), default=None,
+              help="data set [default: the run spec's data.name]")
+@click.option("--binarize", type=click.FloatRange(0, 1), default=None,
+              help="threshold [default: the run spec's data.binarize, else 0.5]")
+@click.option("--stream", "streams", multiple=True,
+              help="stream(s) to evaluate [default: every stream]")
+@click.option("--key", type=click.Choice(["samples", "means"]), default=None,
+              help="centres: stored binary samples or E[x|h] [default: means if stored]")
+@click.option("--points", type=click.IntRange(min=2), default=30,
+              help="log-spaced sample counts on the curve")
+@click.option("--test-max", type=click.IntRange(min=2), default=None,
+              help="use only the first n test examples")
+@click.option("--json", "as_json", is_flag=True, help="print the curves as JSON, write nothing")
+def evaluate_isl(run_dir, data_name, binarize, streams, key, points, test_max, as_json):
+    """ISL of the test set vs number of samples for the stored streams of RUN (bandwidth chosen
+    on the validation set at each point); written as metric isl/<stream> into RUN."""
+    from ..data import load
+    from ..rbm.isl import ISLEvaluator
+    from ..store import RunReader, RunStore
+
+    with RunReader(run_dir) as r:
+        spec = r.spec or {}
+        names = list(streams) or r.stream_names()
+        if not names:
+            raise MixlabError(f"run {run_dir} has no stored streams")
+        available = set(r.stream_names())
+        for n in names:
+            if n not in available:
+                raise click.BadParameter(f"no stream '{n}' in {run_dir}; streams: "
+                                         f"{', '.join(sorted(available))}",
+                                         param_hint="--stream")
+        dspec = spec.get("data") or {}
+        name = data_name or dspec.get("name")
+        if name is None:
+            raise click.UsageError("the run's spec names no data set: give --data")
+        thr = binarize if binarize is not None else dspec.get("binarize", 0.5)
+        ds = load(name, binarize=thr)
+        Xt = ds.test.X if test_max is None else ds.test.X[:test_max]
+        Xv = ds.valid.X
+        out = {}
+        for n in names:
+            keys = r.stream_keys(n)
+            use = key or ("means" if "means" in keys else "samples")
+            if use not in keys:
+                raise click.BadParameter(f"stream '{n}' has no '{use}' draws (has: "
+                                         f"{', '.join(keys)})", param_hint="--key")
+            draws = r.stream(n, use)  # (chain, draw, ...)
+            if int(np.prod(draws.shape[2:])) != Xt.shape[1]:
+                raise MixlabError(f"stream '{n}' has {draws.shape[2:]} per draw but {name} has "
+                                  f"{Xt.shape[1]} dimensions")
+            total = draws.shape[0] * draws.shape[1]
+            ev = ISLEvaluator(Xt, Xv, series=n, key=use, max_samples=total, n_points=points)
+            ev.update({use: draws}, draws.shape[1], 0.0)
+            x, y, yerr = ev.curve()
+            t = ev.table()
+            out[n] = {"key": use, "samples": x.tolist(), "isl": y.tolist(),
+                      "se": yerr.tolist(),
+                      "bandwidth": t["bandwidths"][t["chosen"]].tolist(), "data": name}
+    if as_json:
+        click.echo(json.dumps(out, indent=1))
+        return
+    with RunStore(Path(run_dir) / "run.h5", "a") as st:
+        for n, c in out.items():
+            st.write_metric("isl", n, c["samples"], c["isl"], c["se"], x_label="samples",
+                            y_label="ISL (nats)", data=name, centres=c["key"])
+            st.set_result(f"isl_final/{n}", float(c["isl"][-1]))
+            st.set_result(f"isl_final_se/{n}", float(c["se"][-1]))
+    for n, c in out.items():
+        click.echo(f"{n}: ISL {c['isl'][-1]:.2f} ± {c['se'][-1]:.2f} with "
+                   f"{int(c['samples'][-1])} samples ({c['key']}, {name} test set)")

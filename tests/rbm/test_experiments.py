@@ -1,0 +1,148 @@
+"""Rates-FPCD experiments end to end through the foundation (tiny specs, seconds)."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from mixlab import data as mdata
+from mixlab.context import execute
+from mixlab.errors import SpecError
+from mixlab.spec import load_spec, resolve
+from mixlab.store import RunReader
+
+SPECS = Path(__file__).resolve().parents[2] / "experiments" / "rates_fpcd"
+
+
+def _need_usps():
+    try:
+        inf = mdata.info("usps")
+    except Exception as exc:  # pragma: no cover
+        pytest.skip(f"usps unavailable: {exc}")
+    if not (inf["installed"] or inf["installable_offline"]):
+        pytest.skip("USPS is not installed and no MIXLAB_DATA_MIRROR is set")
+
+
+TINY = {
+    "experiment": "rates_fpcd.isl", "name": "tiny", "seed": 3,
+    "data": {"name": "usps", "binarize": 0.5},
+    "train": {"trainer": "fpcd", "hidden": 12, "epochs": 1, "fast_lr": 0.05,
+              "fast_decay": 0.95, "monitor_size": 100},
+    "samplers": {"gibbs": {"method": "gibbs"},
+                 "sp": {"method": "sample-penalization", "eps_f": 0.01, "alpha": 0.9},
+                 "herd": {"method": "rates-herding", "eps_f": 0.1, "k": 20},
+                 "rf": {"method": "rates-fpcd", "eps_f": 0.01}},
+    "chains": 2, "budget": {"draws": 150},
+    "isl": {"points": 6, "test_max": 150, "valid_max": 150, "reference": "gibbs",
+            "speedup_at": [10]},
+    "sequence": {"length": 5},
+}
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    _need_usps()
+    spec = resolve(TINY)
+    d = tmp_path_factory.mktemp("rf") / "run"
+    execute(spec, d, quiet=True)
+    return spec, d
+
+
+def test_tiny_isl_run(tiny_run):
+    spec, d = tiny_run
+    with RunReader(d) as r:
+        assert r.status == "complete"
+        res = r.results()
+        m = r.metrics()
+        for lab in ("gibbs", "sp", "herd", "rf"):
+            c = m["isl"][lab]
+            assert c["x"][-1] == 300 and 10 in c["x"]  # 2 chains x 150 draws; speedup point
+            assert np.all(np.isfinite(c["y"])) and np.all(c["yerr"] > 0)
+            assert res[f"isl_final/{lab}"] == pytest.approx(c["y"][-1])
+            assert r.stream(lab, "samples").shape == (2, 150, 256)
+        assert res["data_used"] == "usps" and res["hidden"] == 12
+        assert res["isl_train_set"] < 0
+        assert "speedup/rf" in res and "speedup@10/rf" in res
+        assert r.array("sequence/rf").shape == (5, 256)
+        assert (d / "figures" / "rates_fpcd.isl_curves.png").stat().st_size > 0
+    # re-running a complete run is a no-op
+    assert execute(spec, d, quiet=True)[1] == "complete"
+
+
+def test_same_seed_same_curves(tiny_run, tmp_path):
+    spec, d = tiny_run
+    d2 = tmp_path / "again"
+    execute(spec, d2, quiet=True, render=False)
+    with RunReader(d) as a, RunReader(d2) as b:
+        for lab, c in a.metrics()["isl"].items():
+            np.testing.assert_array_equal(c["y"], b.metrics()["isl"][lab]["y"])
+        np.testing.assert_array_equal(a.stream("rf", "samples"), b.stream("rf", "samples"))
+
+
+def test_sp_alpha_one_is_a_spec_error(tmp_path):
+    _need_usps()
+    bad = json.loads(json.dumps(TINY))
+    bad["samplers"] = {"sp": {"method": "sample-penalization", "eps_f": 0.01, "alpha": 1.0}}
+    with pytest.raises(SpecError, match="samplers.sp.alpha"):
+        execute(resolve(bad), tmp_path / "x", quiet=True)
+
+
+def test_bias_run_exact(tmp_path):
+    _need_usps()
+    spec = resolve({
+        "experiment": "rates_fpcd.bias", "name": "bias", "seed": 1,
+        "data": {"name": "usps", "binarize": 0.5},
+        "train": {"trainer": "pcd", "hidden": 8, "epochs": 1, "monitor_size": 100},
+        "samplers": {"rf": {"method": "rates-fpcd", "eps_f": 0.01}},
+        "budget": {"draws": 50}, "ll": {"points": 3},
+    })
+    execute(spec, tmp_path / "b", quiet=True)
+    with RunReader(tmp_path / "b") as r:
+        res = r.results()
+        c = r.metrics()["ll_eff"]["rf"]
+        assert res["ll_method"] == "exact"
+        assert list(c["x"]) == [1, 7, 50]
+        assert np.all(np.isfinite(c["y"])) and np.all(c["y"] < 0)
+
+
+def test_figure_specs_resolve():
+    """Every shipped spec validates at both scales."""
+    files = sorted(SPECS.glob("*.yaml"))
+    assert len(files) >= 5
+    for f in files:
+        for scale in ("quick", "paper"):
+            load_spec(f, scale=scale)
+
+
+def test_cli_sample_and_evaluate(tmp_path, monkeypatch):
+    _need_usps()
+    from mixlab.cli import cli
+    from mixlab.rbm.model import RBM
+
+    rng = np.random.default_rng(0)
+    model = tmp_path / "m.h5"
+    RBM(rng.standard_normal((256, 10)).astype(np.float32) * 0.1, np.zeros(256, np.float32),
+        np.zeros(10, np.float32)).save(model)
+    runner = CliRunner()
+    out = tmp_path / "s"
+    r = runner.invoke(cli, ["sample", str(model), "--method", "rates-fpcd", "--n-samples", "60",
+                            "--chains", "2", "--emit", "both", "-o", str(out), "-q"])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(cli, ["evaluate", "isl", str(out), "--points", "4", "--test-max", "50"])
+    assert r.exit_code == 0, r.output
+    with RunReader(out) as rr:
+        c = rr.metrics()["isl"]["rates-fpcd"]
+        assert c["x"][-1] == 60
+        assert rr.stream("rates-fpcd", "samples").shape == (2, 30, 256)
+    r = runner.invoke(cli, ["evaluate", "isl", str(out), "--json", "--key", "samples",
+                            "--points", "3", "--test-max", "50"])
+    assert r.exit_code == 0
+    assert json.loads(r.output)["rates-fpcd"]["key"] == "samples"
+    r = runner.invoke(cli, ["sample", str(model), "--method", "sample-penalization",
+                            "--alpha", "1", "-o", str(tmp_path / "t")])
+    assert r.exit_code == 2 and "alpha" in r.output
+    r = runner.invoke(cli, ["sample", str(model), "--method", "rates-herding", "--emit", "means",
+                            "-o", str(tmp_path / "t")])
+    assert r.exit_code == 2 and "binary" in r.output
