@@ -15,7 +15,7 @@ from pathlib import Path
 import click
 import numpy as np
 
-from ..errors import MixlabError, SpecError, UsageError
+from ..errors import SpecError, UsageError
 
 EXACT_MAX_UNITS = 25
 
@@ -161,11 +161,8 @@ def train(data_name: str, binarize: str, max_train: int | None, trainer: str, hi
              "max_train": max_train if max_train is not None else "none",
              "seed": seed, "trainer": trainer, "trainer_config": json.dumps(resolved),
              "epochs_done": tr.epoch}
-    try:
-        from importlib.metadata import version
-        attrs["mixlab_version"] = version("mixlab")
-    except Exception:  # pragma: no cover - not installed as a distribution
-        pass
+    from .. import __version__
+    attrs["mixlab_version"] = __version__
     rbm.save(output, monitor=history, **attrs)
 
     # ---- evaluation
@@ -183,8 +180,9 @@ def train(data_name: str, binarize: str, max_train: int | None, trainer: str, hi
                      test_ll_se=ll_se, ais_runs=ais_runs, ais_betas=ais_betas)
         rbm.save(output, monitor=history, **attrs)
         se = math.hypot(ll_se, log_z_se)
+        z_err = f" ± {log_z_se:.4f}" if how == "AIS" else ""
         click.echo(f"test log-likelihood: {ll:.4f} ± {se:.4f} nats "
-                   f"(log Z = {log_z:.4f}{' ± %.4f' % log_z_se if how == 'AIS' else ''}, {how})")
+                   f"(log Z = {log_z:.4f}{z_err}, {how})")
     if ckpt.exists():
         ckpt.unlink()
     say(f"model written to {output}")

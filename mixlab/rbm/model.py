@@ -159,17 +159,17 @@ class RBM:
         return -(x @ self.b) - (h @ self.c) - np.einsum("...h,...h->...", x @ self.W, h)
 
     # ------------------------------------------------------------------ construction
-    def with_offset(self, dW: np.ndarray, db: np.ndarray, dc: np.ndarray) -> "RBM":
+    def with_offset(self, dW: np.ndarray, db: np.ndarray, dc: np.ndarray) -> RBM:
         """The RBM with parameters ``theta + theta_F`` (e.g. slow plus fast weights)."""
         return RBM(self.W + dW, self.b + db, self.c + dc)
 
-    def copy(self) -> "RBM":
+    def copy(self) -> RBM:
         return RBM(self.W.copy(), self.b.copy(), self.c.copy())
 
-    def astype(self, dtype: Any) -> "RBM":
+    def astype(self, dtype: Any) -> RBM:
         return RBM(self.W.astype(dtype), self.b.astype(dtype), self.c.astype(dtype))
 
-    def swapped(self) -> "RBM":
+    def swapped(self) -> RBM:
         """The same joint distribution with the layers' roles exchanged (``W^T``, ``c``, ``b``)."""
         return RBM(self.W.T.copy(), self.c.copy(), self.b.copy())
 
@@ -183,7 +183,7 @@ class RBM:
     @classmethod
     def init(cls, n_visible: int, n_hidden: int, rng: np.random.Generator,
              data: np.ndarray | None = None, scale: float = 0.01,
-             dtype: Any = np.float32) -> "RBM":
+             dtype: Any = np.float32) -> RBM:
         """Hinton's (2010) initialisation: ``W ~ N(0, scale^2)``, ``c = 0``, ``b`` = the data's
         log-odds ``log(p / (1 - p))`` (``p`` clipped to [1e-3, 1 - 1e-3]) or 0 without data."""
         W = (scale * rng.standard_normal((n_visible, n_hidden))).astype(dtype)
@@ -224,13 +224,13 @@ class RBM:
         os.replace(tmp, path)
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> "RBM":
+    def load(cls, path: str | os.PathLike) -> RBM:
         """Read an RBM written by :meth:`save` (or any HDF5 file with datasets W, b, c)."""
         return cls.load_with_attrs(path)[0]
 
     @classmethod
     def load_with_attrs(cls, path: str | os.PathLike
-                        ) -> tuple["RBM", dict[str, Any], dict[str, np.ndarray]]:
+                        ) -> tuple[RBM, dict[str, Any], dict[str, np.ndarray]]:
         """``(rbm, root attributes, monitor arrays)`` from a file written by :meth:`save`."""
         import h5py
 

@@ -16,8 +16,14 @@ from scipy.special import expit, logsumexp
 
 from .model import RBM, sigmoid, softplus
 
-__all__ = ["all_configs", "log_partition_exact", "log_partition_ais", "ais_betas",
-           "log_likelihood", "exact_visible_log_probs"]
+__all__ = [
+    "ais_betas",
+    "all_configs",
+    "exact_visible_log_probs",
+    "log_likelihood",
+    "log_partition_ais",
+    "log_partition_exact",
+]
 
 MAX_EXACT_UNITS = 30
 

@@ -34,8 +34,9 @@ import math
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -43,8 +44,17 @@ from ..errors import MixlabError, SpecError
 from ..schema import Param
 from .model import RBM, sigmoid, softplus
 
-__all__ = ["Trainer", "train", "train_from_spec", "TRAIN_SCHEMA", "TRAINER_DEFAULTS",
-           "save_checkpoint", "load_checkpoint", "monitor_stats", "to_stage"]
+__all__ = [
+    "TRAINER_DEFAULTS",
+    "TRAIN_SCHEMA",
+    "Trainer",
+    "load_checkpoint",
+    "monitor_stats",
+    "save_checkpoint",
+    "to_stage",
+    "train",
+    "train_from_spec",
+]
 
 METHODS = ("cd", "pcd", "fpcd")
 SCHEDULES = ("constant", "linear", "inverse")
@@ -108,7 +118,7 @@ def resolve_config(cfg: dict[str, Any]) -> dict[str, Any]:
     unknown = set(cfg) - set(out)
     if unknown:
         raise SpecError(f"unknown trainer key(s): {', '.join(sorted(unknown))}",
-                        sorted(unknown)[0])
+                        min(unknown))
     out.update({k: v for k, v in cfg.items()})
     m = out["method"]
     if m not in METHODS:
@@ -315,11 +325,12 @@ class Trainer:
         else:
             Wn, bn, cn = W, b, c
         h = self.chain_h if self.persistent else _bernoulli(hp, rng)
-        for s in range(cfg["k"]):
-            if s:
-                h = _bernoulli(hn, rng)
+        k = cfg["k"]
+        for s in range(k):
             xn = _bernoulli(sigmoid(h @ Wn.T + bn), rng)           # (m, V)
             hn = sigmoid(xn @ Wn + cn)                             # (m, H) E[h | x-; θ-]
+            if s + 1 < k:
+                h = _bernoulli(hn, rng)
         if self.persistent:
             self.chain_x = xn
             self.chain_h = _bernoulli(hn, rng)
@@ -389,7 +400,7 @@ class Trainer:
             self.history[k].append(rec.get(k, float("nan")))
         return rec
 
-    def fit(self, callback: Callable[["Trainer", dict], Any] | None = None,
+    def fit(self, callback: Callable[[Trainer, dict], Any] | None = None,
             progress: Any = None) -> tuple[RBM, dict[str, np.ndarray]]:
         """Run the remaining epochs; ``callback(trainer, record)`` after each (e.g. to
         checkpoint). ``progress``: None/False (silent), True (tqdm on stderr if a TTY) or a

@@ -293,7 +293,8 @@ def tree_infer(forest: _Forest, h: np.ndarray, J: np.ndarray):
         m = np.stack([np.logaddexp(Jl[:, 0] * 1 + al[:, 0], -Jl[:, 0] + al[:, 1]),
                       np.logaddexp(-Jl[:, 0] + al[:, 0], Jl[:, 0] + al[:, 1])], axis=1)
         msg[lev] = m
-        np.add.at(a, par[lev], m)
+        a[:, 0] += np.bincount(par[lev], m[:, 0], minlength=n)
+        a[:, 1] += np.bincount(par[lev], m[:, 1], minlength=n)
     logZ = float(np.sum(np.logaddexp(a[forest.roots, 0], a[forest.roots, 1])))
     out = np.zeros((n, 2))                          # message parent -> node, over x_node
     belief = np.zeros((n, 2))
@@ -441,8 +442,8 @@ def _columns_infer(forest: _Forest, he: np.ndarray, Jv: np.ndarray, R: int, C: i
 # Negative tree-reweighted bound (Liu & Ihler 2010)
 # --------------------------------------------------------------------------------------------
 
-def ntrw(model: SpinGlass, *, weights=(0.05, 0.2, 1.0), tol: float = 1e-9,
-         max_iter: int = 2000, return_marginals: bool = False):
+def ntrw(model: SpinGlass, *, weights=(0.5, 2.0), tol: float = 1e-6,
+         max_iter: int = 200, return_marginals: bool = False):
     """Negative tree-reweighted lower bound on log Z on the vertical and horizontal comb trees.
 
     What is implemented (the primal form of Liu & Ihler's bound). Reverse Jensen: for weights

@@ -27,6 +27,14 @@ def test_stable_sigmoid_softplus_extremes():
     np.testing.assert_allclose(s, [0.0, np.exp(-50.0), 0.5, 1.0, 1.0], rtol=1e-12, atol=0)
     np.testing.assert_allclose(sp, [0.0, np.exp(-50.0), np.log(2.0), 50.0, 1000.0], rtol=1e-12)
     assert sp32.dtype == np.float32 and np.isfinite(sp32).all()
+    # float32 fast path (tanh form): within float32 rounding of the exact logistic, no warnings
+    z32 = np.linspace(-100, 100, 100001).astype(np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        s32 = sigmoid(z32)
+    assert s32.dtype == np.float32
+    assert np.abs(s32.astype(np.float64) - sigmoid(z32.astype(np.float64))).max() < 2.5e-7
+    assert s32.min() >= 0 and s32.max() <= 1
 
 
 def test_free_energy_and_conditionals_match_enumeration():
@@ -143,7 +151,7 @@ def test_save_load_roundtrip(tmp_path):
     np.testing.assert_array_equal(r.b, m.b)
     np.testing.assert_array_equal(r.c, m.c)
     assert r.W.dtype == np.float32
-    r2, attrs, mon = RBM.load_with_attrs(path)
+    _, attrs, mon = RBM.load_with_attrs(path)
     assert attrs["trainer"] == "pcd" and attrs["lr"] == 0.1 and attrs["n_hidden"] == 3
     np.testing.assert_array_equal(mon["pseudo_ll"], [-3.0, -2.5])
     assert not (tmp_path / "m.h5.tmp").exists()

@@ -5,8 +5,14 @@ import pytest
 from scipy.special import logsumexp
 
 from mixlab.rbm.model import RBM
-from mixlab.rbm.partition import (ais_betas, all_configs, exact_visible_log_probs,
-                                  log_likelihood, log_partition_ais, log_partition_exact)
+from mixlab.rbm.partition import (
+    ais_betas,
+    all_configs,
+    exact_visible_log_probs,
+    log_likelihood,
+    log_partition_ais,
+    log_partition_exact,
+)
 
 
 def random_rbm(V, H, scale=1.0, seed=0, dtype=np.float64, bias_scale=1.0):

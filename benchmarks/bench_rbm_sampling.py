@@ -1,0 +1,162 @@
+"""RBM sampling and ISL costs against the bare operations that bound them (rates-FPCD paper).
+
+Rows (each ratio measured side by side in this process, best of several interleaved repeats):
+
+- ``gibbs_step_vs_gemm``: one block-Gibbs step of a 784x500 RBM with 100 chains vs the two bare
+  float32 GEMMs it needs (x W and h Wᵀ).  Target <= 1.5.
+- ``rates_fpcd_vs_gibbs_1chain``: rates-FPCD (k=1) cost per emitted sample vs Gibbs (k=1), one
+  chain.  Target <= 2.
+- ``rates_fpcd_shared_vs_gibbs_100chains``: the same with 100 chains and shared fast weights.
+  Target <= 1.6.
+- ``isl_curve_vs_last_point``: the whole ISL curve (30 log-spaced points) vs its last point
+  alone, binary centres, USPS test + validation sets.  Target <= 1.2.
+- ``isl_curve_vs_gemm``: the whole curve vs the bare distance GEMMs (test+valid x samples).
+  Target <= 2.
+
+Quick mode: 2x10^4 ISL samples instead of 10^5, fewer timing repeats.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+
+def _best(fn, repeats: int) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def _rbm(V=784, H=500, seed=0):
+    from mixlab.rbm.model import RBM
+
+    rng = np.random.default_rng(seed)
+    return RBM((rng.standard_normal((V, H)) * 0.05).astype(np.float32),
+               (rng.standard_normal(V) * 0.5 - 1).astype(np.float32),
+               (rng.standard_normal(H) * 0.5 - 1).astype(np.float32))
+
+
+def _steps(sampler, n, seed=0):
+    rng = np.random.default_rng(seed)
+    state = sampler.init(rng)
+    state, _, _ = sampler.step(state, rng)  # warm-up
+
+    def run():
+        nonlocal state
+        for _ in range(n):
+            state, _, _ = sampler.step(state, rng)
+    return run
+
+
+def _usps_sets():
+    try:
+        from mixlab.data import load
+
+        ds = load("usps", binarize=0.5)
+        return ds.test.X, ds.valid.X, ds.train.X, "USPS test (2007) + valid (1000)"
+    except Exception as exc:  # no data: same shapes, random bits
+        rng = np.random.default_rng(0)
+        f = lambda n: (rng.random((n, 256)) < 0.25).astype(np.float32)  # noqa: E731
+        return f(2007), f(1000), f(6291), f"random 256-bit data (USPS unavailable: {exc})"
+
+
+def run(quick: bool) -> list[dict]:
+    from mixlab.rbm import isl, samplers as S
+
+    rows = []
+    reps = 3 if quick else 7
+    rbm = _rbm()
+    rng = np.random.default_rng(1)
+    X = (rng.random((2000, 784)) < 0.15).astype(np.float32)
+    R = S.compute_rates(rbm, X)
+
+    # 1. Gibbs step vs bare GEMMs, 100 chains
+    C, n = 100, (20 if quick else 50)
+    g = S.Gibbs(rbm, k=1, chains=C, init="data", init_data=X, emit="binary")
+    xs = (rng.random((C, 784)) < 0.2).astype(np.float32)
+    hs = (rng.random((C, 500)) < 0.2).astype(np.float32)
+    W = rbm.W
+
+    def gemms():
+        for _ in range(n):
+            xs @ W
+            hs @ W.T
+    tg, tb = [], []
+    fg = _steps(g, n)
+    for _ in range(reps):
+        tg.append(_best(fg, 1))
+        tb.append(_best(gemms, 1))
+    r = min(tg) / min(tb)
+    rows.append({"name": "gibbs_step_vs_gemm", "ratio": r, "target": "<= 1.5", "ok": r <= 1.5,
+                 "detail": f"784x500 RBM, 100 chains: {1e3 * min(tg) / n:.3f} ms/step vs "
+                           f"{1e3 * min(tb) / n:.3f} ms for the two float32 GEMMs"})
+
+    # 2. rates-FPCD vs Gibbs per emitted sample
+    for chains, shared, name, target in ((1, False, "rates_fpcd_vs_gibbs_1chain", 2.0),
+                                         (100, True, "rates_fpcd_shared_vs_gibbs_100chains",
+                                          1.6)):
+        n = (300 if quick else 1000) if chains == 1 else (20 if quick else 50)
+        g = S.Gibbs(rbm, k=1, chains=chains, init="data", init_data=X, emit="means")
+        rf = S.RatesFPCD(rbm, eps_f=0.01, alpha=1.0, k=1, chains=chains, shared=shared,
+                         rates=R, init="data", init_data=X, emit="means")
+        fg, fr = _steps(g, n), _steps(rf, n)
+        tg, tr = [], []
+        for _ in range(reps):
+            tg.append(_best(fg, 1))
+            tr.append(_best(fr, 1))
+        r = min(tr) / min(tg)
+        rows.append({"name": name, "ratio": r, "target": f"<= {target:g}", "ok": r <= target,
+                     "detail": f"784x500, {chains} chain(s){' shared θ_F' if shared else ''}, "
+                               f"k=1: rates-FPCD {1e3 * min(tr) / n:.3f} ms vs Gibbs "
+                               f"{1e3 * min(tg) / n:.3f} ms per step"})
+
+    # 3. ISL curve vs last point vs bare GEMMs (binary centres: the Hamming-histogram path)
+    Xt, Xv, Xtr, what = _usps_sets()
+    N = 20000 if quick else 100000
+    reps_isl = 2 if quick else 3
+    srng = np.random.default_rng(2)
+    Sm = Xtr[srng.integers(0, len(Xtr), N)].astype(bool)
+    flip = srng.random(Sm.shape) < 0.05
+    Sm ^= flip  # distinct noisy copies of training digits, as samples
+    E = np.ascontiguousarray(np.concatenate([Xv, Xt]), np.float32)
+    block = 1000
+
+    def feed(points):
+        ev = isl.ISLEvaluator(Xt, Xv, key="s", points=points)
+        for i in range(0, N, block):
+            ev.update({"s": Sm[None, i:i + block]}, i + block, 0.0)
+        ev.curve()
+
+    def bare():
+        for i in range(0, N, 2048):
+            E @ Sm[i:i + 2048].astype(np.float32).T
+
+    curve_pts = isl.log_points(N, 30)
+    tc, tl, tb = [], [], []
+    for _ in range(reps_isl):
+        tc.append(_best(lambda: feed(curve_pts), 1))
+        tl.append(_best(lambda: feed([N]), 1))
+        tb.append(_best(bare, 1))
+    r1 = min(tc) / min(tl)
+    r2 = min(tc) / min(tb)
+    det = (f"{len(curve_pts)} points up to {N} binary samples, {what}, 20 bandwidths: curve "
+           f"{min(tc):.2f} s, last point {min(tl):.2f} s, bare GEMMs {min(tb):.2f} s"
+           + (" (quick mode: 2x10^4 samples, not 10^5)" if quick else ""))
+    rows.append({"name": "isl_curve_vs_last_point", "ratio": r1, "target": "<= 1.2",
+                 "ok": r1 <= 1.2, "detail": det})
+    rows.append({"name": "isl_curve_vs_gemm", "ratio": r2, "target": "<= 2", "ok": r2 <= 2.0,
+                 "detail": det})
+    return rows
+
+
+if __name__ == "__main__":  # pragma: no cover
+    import sys
+
+    for row in run("--full" not in sys.argv):
+        print(f"{row['name']:40s} {row['ratio']:6.2f}  {row['target']:8s} "
+              f"{'ok' if row['ok'] else 'MISS'}  {row['detail']}")

@@ -1,0 +1,180 @@
+"""Bayesian logistic regression with an isotropic Gaussian prior (pure numpy).
+
+Model: labels ``y_i ∈ {0, 1}``, signs ``s_i = 2 y_i - 1``, features ``x_i`` (d,),
+``p(y_i | x_i, θ) = σ(s_i x_i·θ)``, prior ``θ ~ N(0, I / precision)`` (default precision 10, as
+the paper).  With ``bias=True`` a constant feature 1 is appended as the *last* column, so the
+intercept is the last coordinate of θ and it is penalised by the same prior as the weights
+(one isotropic Gaussian over all of θ).
+
+Shapes: ``X`` (N, d) float32 (C-contiguous), ``theta`` (C, d) for C chains (float64 states; the
+data products run in float32 through BLAS and are accumulated in float64).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["LogisticPosterior", "softplus", "add_bias", "map_estimate", "neg_hessian"]
+
+
+def softplus(a: np.ndarray) -> np.ndarray:
+    """log(1 + exp(a)) elementwise, stable for large |a| (same dtype as ``a``)."""
+    out = np.abs(a)
+    np.negative(out, out=out)
+    np.exp(out, out=out)
+    np.log1p(out, out=out)
+    out += np.maximum(a, 0)
+    return out
+
+
+def add_bias(X: np.ndarray) -> np.ndarray:
+    """Append a constant-1 column: (N, d) -> (N, d + 1) float32 C-contiguous."""
+    X = np.asarray(X, dtype=np.float32)
+    return np.ascontiguousarray(np.hstack([X, np.ones((X.shape[0], 1), np.float32)]))
+
+
+class LogisticPosterior:
+    """Posterior of logistic regression; holds the (float32) data and the prior precision.
+
+    Parameters
+    ----------
+    X : (N, d0) features; y : (N,) labels in {0, 1}; precision : prior precision λ;
+    bias : append a constant feature (then d = d0 + 1, intercept last and penalised).
+    """
+
+    def __init__(self, X: np.ndarray, y: np.ndarray, precision: float = 10.0, bias: bool = True):
+        y = np.asarray(y)
+        if not np.isin(y, (0, 1)).all():
+            raise ValueError("labels must be 0/1")
+        self.X = add_bias(X) if bias else np.ascontiguousarray(X, dtype=np.float32)
+        self.s = (2.0 * y - 1.0).astype(np.float32)        # (N,) ±1
+        self.precision = float(precision)
+        self.bias = bool(bias)
+        self.N, self.d = self.X.shape
+
+    # ----- prior -------------------------------------------------------------------------
+    def log_prior(self, theta: np.ndarray) -> np.ndarray:
+        """(..., d) -> (...): log N(θ; 0, I/λ) up to the constant."""
+        theta = np.asarray(theta, dtype=np.float64)
+        return -0.5 * self.precision * np.sum(theta * theta, axis=-1)
+
+    def grad_log_prior(self, theta: np.ndarray) -> np.ndarray:
+        """(..., d) -> (..., d)."""
+        return -self.precision * np.asarray(theta, dtype=np.float64)
+
+    # ----- likelihood --------------------------------------------------------------------
+    def logits(self, theta: np.ndarray) -> np.ndarray:
+        """(C, d) -> (C, N) signed logits ``s_i x_i·θ_c`` over all data (one GEMM/GEMV)."""
+        th = np.asarray(theta, dtype=np.float32)
+        return (self.X @ th.T).T * self.s
+
+    def loglik_terms(self, theta: np.ndarray, idx: np.ndarray | None = None) -> np.ndarray:
+        """Per-datum log-likelihoods ``log σ(s_i x_i·θ_c)``.
+
+        theta (C, d); idx None (all N data) -> (C, N), idx (n,) shared -> (C, n),
+        or idx (C, n) per chain -> (C, n).  float32."""
+        theta = np.atleast_2d(theta)
+        if idx is None:
+            z = self.logits(theta)
+        else:
+            idx = np.asarray(idx)
+            th = np.asarray(theta, dtype=np.float32)
+            if idx.ndim == 1:
+                z = (self.X[idx] @ th.T).T * self.s[idx]
+            else:
+                z = np.matmul(self.X[idx], th[:, :, None])[..., 0] * self.s[idx]
+        np.negative(z, out=z)
+        return -softplus(z)
+
+    def loglik(self, theta: np.ndarray) -> np.ndarray:
+        """(C, d) -> (C,) full-data log-likelihood (float64 accumulation)."""
+        return self.loglik_terms(theta).sum(axis=1, dtype=np.float64)
+
+    def log_posterior(self, theta: np.ndarray) -> np.ndarray:
+        """(C, d) -> (C,) unnormalised log posterior."""
+        theta = np.atleast_2d(theta)
+        return self.loglik(theta) + self.log_prior(theta)
+
+    def lldiff(self, theta_new: np.ndarray, theta_old: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        """Log-likelihood differences ``l_i = log p(x_i|θ'_c) - log p(x_i|θ_c)`` at per-chain
+        indices: theta_new, theta_old (k, d), idx (k, b) -> (k, b) float32.  One batched pass
+        over the gathered rows for both parameter vectors."""
+        th = np.stack([theta_new, theta_old], axis=2).astype(np.float32)   # (k, d, 2)
+        idx = np.asarray(idx)
+        z = np.matmul(self.X[idx], th)                                      # (k, b, 2)
+        z *= self.s[idx][..., None]
+        np.negative(z, out=z)
+        sp = softplus(z)
+        return sp[..., 1] - sp[..., 0]
+
+    # ----- gradients ---------------------------------------------------------------------
+    def grad_loglik(self, theta: np.ndarray, idx: np.ndarray | None = None) -> np.ndarray:
+        """Gradient of the log-likelihood, (C, d) -> (C, d) float64.
+
+        idx None: the full-data gradient ``Σ_i s_i σ(-s_i z_i) x_i``.  idx (n,) shared or
+        (C, n) per chain: the minibatch estimate scaled by N/n."""
+        theta = np.atleast_2d(theta)
+        th = np.asarray(theta, dtype=np.float32)
+        if idx is None:
+            z = self.logits(theta)                              # (C, N)
+            w = self.s * _sigmoid(-z)                           # (C, N)
+            return (w @ self.X).astype(np.float64)
+        idx = np.asarray(idx)
+        n = idx.shape[-1]
+        if idx.ndim == 1:
+            Xb = self.X[idx]                                    # (n, d)
+            z = (Xb @ th.T).T * self.s[idx]                     # (C, n)
+            w = self.s[idx] * _sigmoid(-z)
+            g = w @ Xb
+        else:
+            Xb = self.X[idx]                                    # (C, n, d)
+            z = np.matmul(Xb, th[:, :, None])[..., 0] * self.s[idx]
+            w = self.s[idx] * _sigmoid(-z)
+            g = np.matmul(w[:, None, :], Xb)[:, 0, :]
+        return g.astype(np.float64) * (self.N / n)
+
+    def grad_log_posterior(self, theta: np.ndarray, idx: np.ndarray | None = None) -> np.ndarray:
+        """(C, d) -> (C, d): grad_loglik (full or N/n-scaled minibatch) + grad of the prior."""
+        theta = np.atleast_2d(theta)
+        return self.grad_loglik(theta, idx) + self.grad_log_prior(theta)
+
+    # ----- prediction --------------------------------------------------------------------
+    def predict_proba(self, theta: np.ndarray, X_test: np.ndarray) -> np.ndarray:
+        """P(y = 1 | x*, θ_c): theta (C, d), X_test (M, d0) raw features -> (C, M) float64."""
+        Xt = add_bias(X_test) if self.bias else np.asarray(X_test, dtype=np.float32)
+        z = Xt.astype(np.float64) @ np.atleast_2d(theta).astype(np.float64).T
+        return _sigmoid(z.T)
+
+
+def _sigmoid(a: np.ndarray) -> np.ndarray:
+    """Stable logistic function, same dtype as ``a``."""
+    e = np.exp(-np.abs(a))
+    return np.where(a >= 0, 1.0 / (1.0 + e), e / (1.0 + e)).astype(a.dtype, copy=False)
+
+
+def map_estimate(post: LogisticPosterior, theta0: np.ndarray | None = None,
+                 tol: float = 1e-10) -> np.ndarray:
+    """The posterior mode (d,) by L-BFGS on the full-data log posterior (float64 products)."""
+    from scipy.optimize import minimize
+
+    X = post.X.astype(np.float64)
+    s = post.s.astype(np.float64)
+
+    def f(th):
+        z = s * (X @ th)
+        val = np.sum(np.logaddexp(0.0, -z)) + 0.5 * post.precision * th @ th
+        grad = -(s * _sigmoid(-z)) @ X + post.precision * th
+        return val, grad
+
+    x0 = np.zeros(post.d) if theta0 is None else np.asarray(theta0, dtype=np.float64)
+    res = minimize(f, x0, jac=True, method="L-BFGS-B", options={"maxiter": 10_000,
+                                                                 "gtol": tol, "ftol": 1e-15})
+    return res.x
+
+
+def neg_hessian(post: LogisticPosterior, theta: np.ndarray) -> np.ndarray:
+    """-∇² log p(θ | data) at θ (d,): X' diag(σ(z)(1-σ(z))) X + λ I, (d, d) float64."""
+    X = post.X.astype(np.float64)
+    z = X @ np.asarray(theta, dtype=np.float64)
+    w = _sigmoid(z) * _sigmoid(-z)
+    return (X * w[:, None]).T @ X + post.precision * np.eye(post.d)

@@ -1,0 +1,201 @@
+"""Samplers for Bayesian logistic regression with exact and approximate (sequential) MH tests.
+
+Every sampler follows the mixlab sampler contract (``init(rng) -> state``, ``step(state, rng) ->
+(state, draws, stats)``) with chains as a batch axis: the state holds ``theta`` (C, d) and the
+stats are per chain (C,):
+
+* ``accept``     bool, the MH decision (always True for uncorrected SGLD)
+* ``data_used``  float, fraction of the N data points read by the accept/reject test
+                 (1 for the exact test, n_used/N for the sequential test, 0 without a test)
+* ``wrong``      bool, only with ``track_errors=True``: the decision differs from the exact MH
+                 decision with the same u (a full pass over the data on the side, not timed
+                 apart: switch it off for wall-clock comparisons)
+
+Random numbers per step are consumed in a fixed order whatever the test (proposal noise, then
+u, then one integer seeding the minibatch orders of the sequential test), so the exact sampler
+and the sequential one with ``eps = 0`` see the same proposals and the same u.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .logistic import LogisticPosterior
+from .seqtest import UniformOrder, sequential_test_batch
+
+__all__ = ["RandomWalkMH", "SGLD", "mh_decide", "sgld_log_q_ratio", "TESTS"]
+
+TESTS = ("auto", "exact", "sequential")
+
+
+def _resolve_test(test: str, eps: float) -> str:
+    if test not in TESTS:
+        raise ValueError(f"test must be one of {TESTS}, got {test!r}")
+    if test == "auto":
+        return "exact" if eps == 0 else "sequential"
+    if test == "exact" and eps != 0:
+        raise ValueError("the exact test has eps = 0")
+    return test
+
+
+def _init_theta(init, chains: int, d: int) -> np.ndarray:
+    if init is None:
+        return np.zeros((chains, d))
+    init = np.asarray(init, dtype=np.float64)
+    return np.array(np.broadcast_to(init, (chains, d)))
+
+
+def mh_decide(post: LogisticPosterior, theta: np.ndarray, prop: np.ndarray, extra: np.ndarray,
+              ll_cur: np.ndarray, u: np.ndarray, mb_rng: np.random.Generator, *, test: str,
+              eps: float, m: int, track_errors: bool):
+    """The MH accept/reject decision for C chains.
+
+    theta, prop (C, d); extra (C,) = log p(θ') - log p(θ) + log q(θ|θ') - log q(θ'|θ) (prior
+    and proposal terms); ll_cur (C,) full-data log-likelihood at θ (needed by the exact test
+    and by ``track_errors``; NaN otherwise); u (C,) uniforms.
+    The rule: accept iff mean_i l_i > mu0 = (log u - extra) / N.
+
+    Returns accept (C,) bool, data_used (C,) float, wrong (C,) bool or None, ll_new (C,) (the
+    full-data log-likelihood at the kept state, NaN when not computed)."""
+    N = post.N
+    mu0 = (np.log(u) - extra) / N
+    C = theta.shape[0]
+    if test == "exact" or track_errors:
+        ll_prop = post.loglik(prop)
+        exact_acc = (ll_prop - ll_cur) / N > mu0
+    if test == "exact":
+        accept = exact_acc
+        data_used = np.ones(C)
+        wrong = np.zeros(C, dtype=bool) if track_errors else None
+    else:
+        res = sequential_test_batch(
+            lambda rows, idx: post.lldiff(prop[rows], theta[rows], idx),
+            N, mu0, eps, m, mb_rng)
+        accept = res.accept
+        data_used = res.n_used / N
+        wrong = (accept != exact_acc) if track_errors else None
+    if test == "exact" or track_errors:
+        ll_new = np.where(accept, ll_prop, ll_cur)
+    else:
+        ll_new = np.full(C, np.nan)
+    return accept, data_used, wrong, ll_new
+
+
+class RandomWalkMH:
+    """Random-walk MH ``θ' = θ + σ ξ`` with the exact or the sequential (ε > 0) MH test.
+
+    post : LogisticPosterior; chains : C; sigma : proposal std (paper 0.01); eps : tolerance of
+    the sequential test; m : its minibatch size (paper 500); test : "auto" (exact iff eps == 0),
+    "exact" or "sequential" (eps = 0 then reads all data through the sequential code path);
+    track_errors : compute the 'wrong decision' flag (a full pass per step); init : (d,) or
+    (C, d) initial θ (default zeros)."""
+
+    def __init__(self, post: LogisticPosterior, chains: int, sigma: float = 0.01, eps: float = 0.0,
+                 m: int = 500, test: str = "auto", track_errors: bool = False, init=None):
+        self.post, self.chains = post, int(chains)
+        self.sigma, self.eps, self.m = float(sigma), float(eps), int(m)
+        self.test = _resolve_test(test, self.eps)
+        self.track_errors = bool(track_errors)
+        self.theta0 = _init_theta(init, self.chains, post.d)
+
+    def init(self, rng: np.random.Generator) -> dict:
+        theta = self.theta0.copy()
+        need_ll = self.test == "exact" or self.track_errors
+        ll = self.post.loglik(theta) if need_ll else np.full(self.chains, np.nan)
+        return {"theta": theta, "ll": ll}
+
+    def step(self, state: dict, rng: np.random.Generator):
+        theta, ll = state["theta"], state["ll"]
+        C, d = theta.shape
+        prop = theta + self.sigma * rng.standard_normal((C, d))
+        u = rng.random(C)
+        mb_rng = np.random.default_rng(rng.integers(0, 2 ** 63))
+        extra = self.post.log_prior(prop) - self.post.log_prior(theta)   # symmetric q cancels
+        accept, used, wrong, ll_new = mh_decide(
+            self.post, theta, prop, extra, ll, u, mb_rng, test=self.test, eps=self.eps,
+            m=self.m, track_errors=self.track_errors)
+        theta_new = np.where(accept[:, None], prop, theta)
+        stats = {"accept": accept, "data_used": used}
+        if wrong is not None:
+            stats["wrong"] = wrong
+        return {"theta": theta_new, "ll": ll_new}, {"samples": theta_new}, stats
+
+
+def sgld_log_q_ratio(post: LogisticPosterior, theta: np.ndarray, prop: np.ndarray,
+                     idx: np.ndarray, step_size: float, grad_theta: np.ndarray | None = None):
+    """log q(θ|θ', X_n) - log q(θ'|θ, X_n) for the Langevin proposal with the *same* minibatch
+    ``idx`` (C, n) (or (n,) shared, or None = all data) in both directions:
+    q(θ'|θ, X_n) = N(θ'; θ + (α/2) g(θ, X_n), α I), g = (N/n) Σ ∇log p(x|θ) + ∇log p(θ).
+
+    theta, prop (C, d) -> (C,)."""
+    a = float(step_size)
+    if grad_theta is None:
+        grad_theta = post.grad_log_posterior(theta, idx)
+    grad_prop = post.grad_log_posterior(prop, idx)
+    fwd = prop - theta - 0.5 * a * grad_theta
+    rev = theta - prop - 0.5 * a * grad_prop
+    return (np.sum(fwd * fwd, axis=1) - np.sum(rev * rev, axis=1)) / (2.0 * a)
+
+
+class SGLD:
+    """Stochastic gradient Langevin dynamics, optionally corrected by an MH test.
+
+    ``θ' = θ + (α/2) [ (N/n) Σ_{x∈X_n} ∇log p(x|θ) + ∇log p(θ) ] + η``,  ``η ~ N(0, α I)``,
+    X_n a minibatch of ``batch`` points drawn without replacement (independently per chain).
+
+    correction : "none" (plain SGLD, every proposal kept), "exact" (full-data MH test) or
+    "sequential" (the approximate test with tolerance eps, minibatches of m); the MH ratio uses
+    q(·|·, X_n) with the same minibatch both ways (paper §6.2), so every minibatch's kernel is
+    reversible.  Other arguments as :class:`RandomWalkMH`."""
+
+    def __init__(self, post: LogisticPosterior, chains: int, step_size: float, batch: int = 500,
+                 correction: str = "none", eps: float = 0.0, m: int = 500,
+                 track_errors: bool = False, init=None):
+        if correction not in ("none", "exact", "sequential"):
+            raise ValueError(f"correction must be none, exact or sequential, got {correction!r}")
+        if correction != "sequential" and eps != 0:
+            raise ValueError("eps applies to correction='sequential' only")
+        if not 1 <= batch <= post.N:
+            raise ValueError(f"batch must be in [1, N={post.N}], got {batch}")
+        self.post, self.chains = post, int(chains)
+        self.step_size, self.batch = float(step_size), int(batch)
+        self.correction, self.eps, self.m = correction, float(eps), int(m)
+        self.track_errors = bool(track_errors) and correction != "none"
+        self.theta0 = _init_theta(init, self.chains, post.d)
+
+    def init(self, rng: np.random.Generator) -> dict:
+        theta = self.theta0.copy()
+        need_ll = self.correction == "exact" or self.track_errors
+        ll = self.post.loglik(theta) if need_ll else np.full(self.chains, np.nan)
+        return {"theta": theta, "ll": ll}
+
+    def _minibatch(self, rng: np.random.Generator) -> np.ndarray:
+        if self.batch == self.post.N:
+            return None                                     # full data: a deterministic kernel
+        return UniformOrder(self.chains, self.post.N, rng).take(
+            np.arange(self.chains), self.batch, 0)
+
+    def step(self, state: dict, rng: np.random.Generator):
+        theta, ll = state["theta"], state["ll"]
+        C, d = theta.shape
+        a = self.step_size
+        idx = self._minibatch(rng)
+        noise = rng.standard_normal((C, d))
+        u = rng.random(C)
+        mb_rng = np.random.default_rng(rng.integers(0, 2 ** 63))
+        g = self.post.grad_log_posterior(theta, idx)
+        prop = theta + 0.5 * a * g + np.sqrt(a) * noise
+        if self.correction == "none":
+            stats = {"accept": np.ones(C, dtype=bool), "data_used": np.zeros(C)}
+            return {"theta": prop, "ll": ll}, {"samples": prop}, stats
+        extra = (self.post.log_prior(prop) - self.post.log_prior(theta)
+                 + sgld_log_q_ratio(self.post, theta, prop, idx, a, grad_theta=g))
+        test = "exact" if self.correction == "exact" else "sequential"
+        accept, used, wrong, ll_new = mh_decide(
+            self.post, theta, prop, extra, ll, u, mb_rng, test=test, eps=self.eps, m=self.m,
+            track_errors=self.track_errors)
+        theta_new = np.where(accept[:, None], prop, theta)
+        stats = {"accept": accept, "data_used": used}
+        if wrong is not None:
+            stats["wrong"] = wrong
+        return {"theta": theta_new, "ll": ll_new}, {"samples": theta_new}, stats
