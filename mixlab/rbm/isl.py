@@ -159,6 +159,7 @@ class ISLEvaluator:
         self.rec_test: list[np.ndarray] = []
         self.rec_test_se: list[np.ndarray] = []
         self.hist = None
+        self._Eaug = None
         self.m = None
         self.s = None
 
@@ -209,18 +210,21 @@ class ISLEvaluator:
     def _consume(self, S: np.ndarray) -> None:
         Sf = np.ascontiguousarray(S, dtype=self.dtype)
         if self.mode == "hist":
-            G = self.E @ Sf.T  # (n_eval, B) = #(x_i = s_i = 1), exact for 0/1 data
-            V1 = self.D + 1
-            # index = row * (D+1) + Hamming distance, with d = |x| + |s| - 2 x·s
-            G *= -2
-            G += Sf.sum(1, dtype=self.dtype)[None, :]
-            rows = np.arange(G.shape[0]) * V1
-            if self.hist.size < 2 ** 24 or self.dtype == np.float64:  # exact in this dtype
-                G += (rows + self.E_sq).astype(self.dtype)[:, None]
-                idx = G.astype(np.intp).ravel()
-            else:
-                G += self.E_sq[:, None]
-                idx = (G.astype(np.intp) + rows[:, None]).ravel()
+            # index = row * (D+1) + Hamming distance d = |x| + |s| - 2 x·s, straight out of one
+            # GEMM on augmented operands [x, 1, row*(D+1) + |x|] · [-2 s, |s|, 1] (exact
+            # integers in float32 while below 2^24; float64 otherwise)
+            if self._Eaug is None:
+                rows = np.arange(self.E.shape[0], dtype=np.float64) * (self.D + 1)
+                dt = self.dtype if self.hist.size < 2 ** 24 else np.dtype(np.float64)
+                self._Eaug = np.concatenate(
+                    [self.E, np.ones((self.E.shape[0], 1)), (rows + self.E_sq)[:, None]],
+                    axis=1).astype(dt)
+            dt = self._Eaug.dtype
+            Saug = np.empty((Sf.shape[0], self.D + 2), dt)
+            np.multiply(Sf, -2, out=Saug[:, :self.D], casting="unsafe")
+            Saug[:, self.D] = Sf.sum(1)
+            Saug[:, self.D + 1] = 1
+            idx = (self._Eaug @ Saug.T).astype(np.intp).ravel()
             self.hist += np.bincount(idx, minlength=self.hist.size).reshape(self.hist.shape)
             return
         if self.kernel == "gaussian":
@@ -263,14 +267,22 @@ class ISLEvaluator:
         if self.n == 0:
             raise ValueError("no samples yet")
         if self.mode == "hist":
-            cols = np.flatnonzero(self.hist.any(axis=0))
-            d = cols.astype(np.float64)
-            with np.errstate(divide="ignore"):
-                lh = np.log(self.hist[:, cols].astype(np.float64))  # (n_eval, n_d)
-            lb = np.log(self.bandwidths)[:, None]
-            l1 = np.log1p(-self.bandwidths)[:, None]
-            lk = (self.D - d)[None, :] * lb + d[None, :] * l1  # (n_bw, n_d)
-            out = logsumexp(lh[None, :, :] + lk[:, None, :], axis=2)
+            # log Σ_d h[t,d] β^(D-d) (1-β)^d = D log β + d0_t λ + log Σ_j h[t, d0_t + j] e^(jλ),
+            # λ = log((1-β)/β) < 0, d0_t = the smallest distance seen from point t: every term
+            # is <= its count and the j = 0 term is >= 1, so one float64 GEMM does it stably.
+            hist = self.hist
+            n_eval, n_bins = hist.shape
+            nz = hist > 0
+            d0 = np.argmax(nz, axis=1)
+            span = int((n_bins - 1 - np.argmax(nz[:, ::-1], axis=1) - d0).max()) + 1
+            j = np.arange(span)
+            cols = d0[:, None] + j[None, :]
+            shifted = np.take_along_axis(hist, np.minimum(cols, n_bins - 1), axis=1)
+            shifted = np.where(cols < n_bins, shifted, 0).astype(np.float64)
+            lam = np.log1p(-self.bandwidths) - np.log(self.bandwidths)  # (n_bw,)
+            P = np.exp(j[:, None] * lam[None, :])  # (span, n_bw)
+            out = (self.D * np.log(self.bandwidths))[:, None] + lam[:, None] * d0[None, :] \
+                + np.log(shifted @ P).T
         else:
             out = self.m + np.log(self.s)
         return out - math.log(self.n)

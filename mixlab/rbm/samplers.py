@@ -94,6 +94,17 @@ def _hid_to_vis(h: np.ndarray, Wb: np.ndarray, Wf: np.ndarray | None = None) -> 
     return a
 
 
+def _gemm_update(A: np.ndarray, x: np.ndarray, h: np.ndarray, scale: np.float32) -> None:
+    """A += scale * xᵀ h in place (A (V,H) C-contiguous float32, x (C,V), h (C,H)) with one
+    BLAS sgemm call (Aᵀ is Fortran-ordered, so BLAS updates A's memory directly)."""
+    from scipy.linalg import blas
+
+    out = blas.sgemm(float(scale), np.asarray(h.T, order="F"), x, beta=1.0, c=A.T,
+                     overwrite_c=True)
+    if not np.shares_memory(out, A):  # pragma: no cover - BLAS made a copy after all
+        A[...] = out.T
+
+
 def _bernoulli(p: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """A 0/1 float32 sample of independent Bernoulli(p); draws exactly ``p.size`` float32 uniforms."""
     u = rng.random(p.shape, dtype=_F32)
@@ -303,9 +314,15 @@ class _FastWeights(_Base):
             TW += self._eR["W"]
             Tb += self._eR["b"]
             Tc += self._eR["c"]
-        if F == 1:  # one θ_F: mean statistics of the chains
+        if F == 1 and C == 1:  # x is binary: x ĥᵀ only touches the rows where x_i = 1
+            s = _F32(eps)
+            rows = np.flatnonzero(x[0])
+            TW[0][rows] -= s * h[0]
+            Tb[0] -= s * x[0]
+            Tc[0] -= s * h[0]
+        elif F == 1:  # one θ_F: mean statistics of the chains, one in-place GEMM
             s = _F32(eps / C)
-            TW[0] -= (x * s).T @ h
+            _gemm_update(TW[0], x, h, -s)
             Tb[0] -= s * x.sum(0)
             Tc[0] -= s * h.sum(0)
         else:  # one θ_F per chain

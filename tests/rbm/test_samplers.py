@@ -125,12 +125,13 @@ def test_per_chain_one_chain_equals_shared(cls, kw):
 
 @pytest.mark.parametrize("shared", [False, True])
 @pytest.mark.parametrize("alpha", [1.0, 0.8])
-def test_rates_fpcd_update_rule(shared, alpha):
+@pytest.mark.parametrize("C", [1, 4])
+def test_rates_fpcd_update_rule(shared, alpha, C):
     """θ_F ← α θ_F + ε_F (R − s(x, ĥ)), ĥ = E[h|x; θ⁻] before the update (chain mean if shared)."""
     rbm = small_rbm(V=10, H=5)
     X = _data(rbm)
     R = S.compute_rates(rbm, X)
-    eps, C = 0.1, 4
+    eps = 0.1
     smp = S.RatesFPCD(rbm, eps_f=eps, alpha=alpha, k=1, chains=C, shared=shared, rates=R,
                       init_data=X, emit="binary")
     rng = np.random.default_rng(5)

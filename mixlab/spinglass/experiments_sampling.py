@@ -1,0 +1,291 @@
+"""Perturb-and-MAP vs MCMC on single-site marginals (Fig 1 right of Hazan, Maji & Jaakkola 2013).
+
+Experiment kinds (specs in ``experiments/perturb_map/``):
+
+- ``perturb_map.marginals_vs_coupling`` (figure ``perturb_map.fig1_right``): for each coupling
+  strength c, ``models`` random R x C attractive grids at high field (``θ_i ~ U[-field, field]``
+  with field = 1, the paper's §6 setting; ``θ_ij ~ U[0, c]``). Every sampler estimates the
+  single-site marginals; the error is ``mean_i |P̂(x_i=+1) - P(x_i=+1)|`` against the exact
+  marginals (frontier transfer matrix, :func:`mixlab.spinglass.exact.marginals`). One coupling
+  point is one ``ctx.once`` stage, so an interrupted run resumes at the next point.
+- ``perturb_map.marginal_vs_time`` (figure ``perturb_map.marginal_vs_time``): one hard model
+  (c = 3 by default); every sampler runs as a resumable ``ctx.stream`` under the same wall-clock
+  budget, feeding :class:`~mixlab.spinglass.mcmc.MarginalError` (error vs seconds and vs site
+  updates).
+
+Budget convention (the paper says only "at most 1e8 iterations" for the MCMC samplers). MCMC:
+``mcmc.updates`` site updates per model in total over ``mcmc.chains`` chains (one sweep = R*C
+site updates per chain; Swendsen-Wang: one cluster update of all spins counts as one sweep),
+the first ``mcmc.burn_in`` fraction of every chain discarded. Perturb-and-MAP: ``perturb.samples``
+independent perturbed MAP solutions, reported also as "site-update equivalents" counting one MAP
+solution as one sweep (R*C updates) -- a convention of ours, far cheaper than the real cost of a
+graph cut or an exact max-product; the wall-clock seconds of every method are stored next to
+the errors so the comparison can also be read at equal time.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from ..errors import MixlabError, SpecError
+from ..registry import experiment, figure
+from ..schema import Param
+from . import mcmc
+from .exact import marginals as exact_marginals
+from .model import random_spin_glass
+
+PM_METHODS = ("local", "pairwise")
+METHODS = PM_METHODS + tuple(mcmc.SAMPLERS)
+LABELS = {"local": "perturb-MAP (local)", "pairwise": "perturb-MAP (pairwise)",
+          "gibbs": "Gibbs", "metropolis": "Metropolis", "swendsen_wang": "Swendsen-Wang"}
+COLORS = {"local": "C0", "pairwise": "C1", "gibbs": "C2", "metropolis": "C3",
+          "swendsen_wang": "C4"}
+
+
+def _pm_sampler(kind: str, model, chains: int):
+    """The perturb-and-MAP sampler of :mod:`mixlab.spinglass.perturb` (local or pairwise)."""
+    try:
+        from . import perturb
+    except ModuleNotFoundError as exc:  # pragma: no cover - depends on the other module
+        raise MixlabError("perturb-and-MAP samplers need mixlab/spinglass/perturb.py, which is "
+                          f"not installed ({exc})") from None
+    return perturb.PerturbMAPSampler(model, chains=chains, perturbation=kind)
+
+
+def _make(method: str, model, chains: int, init: str):
+    if method in PM_METHODS:
+        return _pm_sampler(method, model, chains)
+    return mcmc.make_sampler(method, model, chains, init=init)
+
+
+GRID = {"rows": Param(10, int, lo=1, help="grid rows"),
+        "cols": Param(10, int, lo=1, help="grid columns")}
+MCMC = {
+    "updates": Param(1_000_000, int, lo=1, help="site updates per model, total over all chains "
+                                                "(paper: 1e8)"),
+    "chains": Param(10, int, lo=1, help="independent chains per MCMC sampler"),
+    "burn_in": Param(0.1, float, lo=0, hi=1, hi_open=True,
+                     help="fraction of each chain's sweeps discarded before estimating"),
+    "init": Param("random", str, choices=("random", "plus", "minus"), help="initial spins"),
+}
+PERTURB = {
+    "samples": Param(200, int, lo=1, help="perturbed MAP samples per model"),
+    "chains": Param(50, int, lo=1, help="MAP problems solved per sampler step (batch)"),
+}
+
+SCHEMA_COUPLING = {
+    "grid": GRID,
+    "field": Param(1.0, float, lo=0, help="high signal: θ_i ~ U[-field, field]; the paper "
+                                          "(§6) uses field 1"),
+    "couplings": Param([0.25, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0], list, item=float, lo=0, min_len=1,
+                       help="coupling strengths c: θ_ij ~ U[0, c] (U[-c, c] when mixed)"),
+    "mixed": Param(False, bool, help="mixed-sign couplings (pairwise MAP then needs "
+                                     "max-product)"),
+    "models": Param(2, int, lo=1, help="random models per coupling (errors are averaged)"),
+    "samplers": Param(list(METHODS), list, item=str, choices=METHODS, min_len=1,
+                      help="samplers to compare"),
+    "mcmc": MCMC,
+    "perturb": PERTURB,
+}
+
+
+def _run_mcmc(method, model, p, rng):
+    """Marginal estimate of an MCMC sampler under the update budget: (P̂ (R, C), seconds,
+    site updates used)."""
+    n = model.n
+    chains = p["chains"]
+    sweeps = max(1, math.ceil(p["updates"] / (chains * n)))
+    burn = int(p["burn_in"] * sweeps)
+    s = mcmc.make_sampler(method, model, chains, init=p["init"])
+    t0 = time.perf_counter()
+    st = s.init(rng)
+    acc = np.zeros(model.shape)
+    for i in range(sweeps):
+        st, d, _ = s.step(st, rng)
+        if i >= burn:
+            acc += d["samples"].sum(axis=0)
+    secs = time.perf_counter() - t0
+    return acc / (chains * (sweeps - burn)), secs, sweeps * chains * n
+
+
+def _run_pm(method, model, p, rng):
+    s = _pm_sampler(method, model, p["chains"])
+    steps = math.ceil(p["samples"] / p["chains"])
+    t0 = time.perf_counter()
+    st = s.init(rng)
+    acc = np.zeros(model.shape)
+    for _ in range(steps):
+        st, d, _ = s.step(st, rng)
+        acc += np.asarray(d["samples"]).sum(axis=0)
+    secs = time.perf_counter() - t0
+    k = steps * p["chains"]
+    return acc / k, secs, k * model.n
+
+
+@experiment("perturb_map.marginals_vs_coupling", schema=SCHEMA_COUPLING,
+            help="Fig 1 right: single-site marginal error vs coupling, perturb-and-MAP vs MCMC")
+def run_marginals_vs_coupling(ctx) -> None:
+    p = ctx.params
+    R, C = p["grid"]["rows"], p["grid"]["cols"]
+    methods = list(dict.fromkeys(p["samplers"]))
+    if any(m == "pairwise" for m in methods) and min(R, C) > 20:
+        raise SpecError("pairwise perturbations need exact max-product: the narrow side of the "
+                        "grid must be <= 20", "grid")
+    cs = [float(c) for c in p["couplings"]]
+    K = p["models"]
+    err = {m: np.zeros((len(cs), K)) for m in methods}
+    secs = {m: np.zeros((len(cs), K)) for m in methods}
+    upd = {m: np.zeros((len(cs), K)) for m in methods}
+    for ci, c in enumerate(cs):
+        def point(ci=ci, c=c):
+            out = {f"{m}.{q}": np.zeros(K) for m in methods for q in ("error", "seconds",
+                                                                      "updates")}
+            for k in range(K):
+                model = random_spin_glass(R, C, p["field"], c, p["mixed"],
+                                          ctx.rng("model", ci, k))
+                truth = exact_marginals(model)
+                for m in methods:
+                    rng = ctx.rng("sample", m, ci, k)
+                    if m in PM_METHODS:
+                        est, sec, u = _run_pm(m, model, p["perturb"], rng)
+                    else:
+                        est, sec, u = _run_mcmc(m, model, p["mcmc"], rng)
+                    out[f"{m}.error"][k] = np.mean(np.abs(est - truth))
+                    out[f"{m}.seconds"][k] = sec
+                    out[f"{m}.updates"][k] = u
+            return out
+        vals = ctx.once(f"coupling_{ci}", point)
+        for m in methods:
+            err[m][ci] = vals[f"{m}.error"]
+            secs[m][ci] = vals[f"{m}.seconds"]
+            upd[m][ci] = vals[f"{m}.updates"]
+        ctx.log(f"c={c:g}: " + ", ".join(f"{m} {err[m][ci].mean():.4f}" for m in methods))
+    x = np.asarray(cs)
+    for m in methods:
+        ctx.store.write_metric("marginal_error", m, x, err[m].mean(axis=1),
+                               err[m].std(axis=1, ddof=1) / math.sqrt(K) if K > 1 else None,
+                               x_label="coupling c", y_label="mean |marginal error|",
+                               seconds=secs[m].mean(axis=1), updates=upd[m].mean(axis=1))
+        ctx.store.write_array(f"errors/{m}", err[m], units="mean |P̂-P| per (coupling, model)")
+        ctx.store.write_array(f"seconds/{m}", secs[m], units="seconds per (coupling, model)")
+        ctx.store.set_result(f"mean_error/{m}", float(err[m].mean()))
+        ctx.store.set_result(f"seconds_per_model/{m}", float(secs[m].mean()))
+        ctx.store.set_result(f"updates_per_model/{m}", float(upd[m].mean()))
+
+
+def _budget_text(spec: dict, methods) -> str:
+    parts = []
+    if any(m not in PM_METHODS for m in methods):
+        parts.append(f"MCMC {spec['mcmc']['updates']:.0e} site updates "
+                     f"({spec['mcmc']['chains']} chains)")
+    if any(m in PM_METHODS for m in methods):
+        parts.append(f"P&M {spec['perturb']['samples']} MAP samples")
+    return "; ".join(parts)
+
+
+@figure("perturb_map.fig1_right", experiment="perturb_map.marginals_vs_coupling",
+        size=(6.4, 4.8))
+def fig1_right(run, fig) -> None:
+    """Mean absolute single-site marginal error vs coupling strength, one line per sampler."""
+    ax = fig.add_subplot()
+    spec = run.spec
+    curves = run.metrics().get("marginal_error", {})
+    for m in METHODS:
+        if m not in curves:
+            continue
+        c = curves[m]
+        secs = c["attrs"].get("seconds")
+        tail = f", {np.mean(secs):.2g} s/model" if secs is not None else ""
+        ax.errorbar(c["x"], c["y"], yerr=c["yerr"], marker="o", ms=4, capsize=2,
+                    color=COLORS[m], label=f"{LABELS[m]}{tail}")
+    ax.set_yscale("log")
+    ax.set_xlabel("coupling strength c  (θ_ij ~ U[0, c])")
+    ax.set_ylabel("mean |P̂(x_i=+1) − P(x_i=+1)|")
+    g = spec["grid"]
+    ax.set_title(f"{g['rows']}×{g['cols']} grid, field {spec['field']:g}, "
+                 f"{spec['models']} model(s)/point\n{_budget_text(spec, curves)}", fontsize=9)
+    ax.legend(fontsize=8)
+    ax.grid(True, which="both", alpha=0.3)
+
+
+# ---------------------------------------------------------------------------------------------
+# Marginal error vs wall-clock time on one hard model
+# ---------------------------------------------------------------------------------------------
+
+SCHEMA_TIME = {
+    "grid": GRID,
+    "field": Param(1.0, float, lo=0, help="θ_i ~ U[-field, field] (paper: 1)"),
+    "coupling": Param(3.0, float, lo=0, help="θ_ij ~ U[0, c]; c = 3 is the hard end of Fig 1"),
+    "mixed": Param(False, bool, help="mixed-sign couplings"),
+    "samplers": Param(list(METHODS), list, item=str, choices=METHODS, min_len=1,
+                      help="samplers to compare"),
+    "seconds": Param(10.0, float, lo=0, lo_open=True,
+                     help="wall-clock sampling budget per sampler"),
+    "mcmc": {k: v for k, v in MCMC.items() if k not in ("updates", "burn_in")},
+    "perturb": {"chains": PERTURB["chains"]},
+    "block": Param(None, int, lo=1, nullable=True,
+                   help="draws per stream block (evaluator and checkpoint granularity); null: "
+                        "the runner's default"),
+}
+
+
+@experiment("perturb_map.marginal_vs_time", schema=SCHEMA_TIME,
+            help="marginal error vs wall-clock seconds for every sampler on one hard model")
+def run_marginal_vs_time(ctx) -> None:
+    p = ctx.params
+    R, C = p["grid"]["rows"], p["grid"]["cols"]
+    st = ctx.once("model", lambda: _model_stage(ctx, p))
+    from .model import SpinGlass
+
+    model = SpinGlass(st["field"], st["right"], st["down"])
+    truth = st["marginals"]
+    ctx.store.write_array("exact_marginals", truth, units="P(x=+1)")
+    n = R * C
+    for m in dict.fromkeys(p["samplers"]):
+        chains = p["perturb"]["chains"] if m in PM_METHODS else p["mcmc"]["chains"]
+        sampler = _make(m, model, chains, p["mcmc"]["init"])
+        evs = [mcmc.MarginalError(truth, metric="error_vs_seconds", series=m, x="seconds"),
+               mcmc.MarginalError(truth, metric="error_vs_updates", series=m, x="updates",
+                                  updates_per_draw=n)]
+        res = ctx.stream(m, sampler, seconds=p["seconds"], evaluators=evs, record=False,
+                         rng=ctx.rng("sample", m), block=p["block"])
+        ctx.store.set_result(f"final_error/{m}", evs[0].value())
+        ctx.store.set_result(f"draws_per_chain/{m}", int(res.draws))
+        ctx.store.set_result(f"seconds/{m}", float(res.seconds))
+
+
+def _model_stage(ctx, p) -> dict:
+    m = random_spin_glass(p["grid"]["rows"], p["grid"]["cols"], p["field"], p["coupling"],
+                          p["mixed"], ctx.rng("model"))
+    return {"field": m.field, "right": m.right, "down": m.down, "marginals": exact_marginals(m)}
+
+
+@figure("perturb_map.marginal_vs_time", experiment="perturb_map.marginal_vs_time",
+        size=(9.6, 4.4))
+def fig_marginal_vs_time(run, fig) -> None:
+    """Left: error vs sampling seconds; right: error vs site updates (P&M: one MAP = one sweep)."""
+    spec = run.spec
+    met = run.metrics()
+    res = run.results()
+    axes = fig.subplots(1, 2)
+    for ax, key, xl in ((axes[0], "error_vs_seconds", "sampling wall-clock seconds"),
+                        (axes[1], "error_vs_updates",
+                         "site updates, all chains (one MAP sample counted as R·C)")):
+        for m in METHODS:
+            c = met.get(key, {}).get(m)
+            if c is None or len(c["x"]) == 0:
+                continue
+            ax.plot(c["x"], c["y"], marker=".", ms=3, color=COLORS[m],
+                    label=f"{LABELS[m]} ({res.get(f'final_error/{m}', float('nan')):.3g})")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel(xl)
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0].set_ylabel("mean |P̂(x_i=+1) − P(x_i=+1)|")
+    axes[0].legend(fontsize=8, title="final error", title_fontsize=8)
+    g = spec["grid"]
+    fig.suptitle(f"{g['rows']}×{g['cols']} grid, field {spec['field']:g}, coupling "
+                 f"{spec['coupling']:g}, {spec['seconds']:g} s per sampler", fontsize=10)

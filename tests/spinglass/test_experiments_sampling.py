@@ -1,0 +1,106 @@
+"""Tiny end-to-end runs of the Fig 1 right and marginal-vs-time specs."""
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mixlab.context import execute
+from mixlab.errors import SpecError
+from mixlab.spec import load_spec
+from mixlab.store import RunReader
+
+SPECS = Path(__file__).resolve().parents[2] / "experiments" / "perturb_map"
+HAVE_PERTURB = importlib.util.find_spec("mixlab.spinglass.perturb") is not None
+MCMC = ["gibbs", "metropolis", "swendsen_wang"]
+ALL = (["local", "pairwise"] if HAVE_PERTURB else []) + MCMC
+
+
+def _tiny(name, overrides):
+    return load_spec(SPECS / name, overrides=overrides)
+
+
+def test_specs_resolve_at_both_scales():
+    for f in ("fig1_right.yaml", "marginal_vs_time.yaml"):
+        for scale in ("quick", "paper"):
+            load_spec(SPECS / f, scale=scale)
+    paper = load_spec(SPECS / "fig1_right.yaml", scale="paper")
+    assert paper["mcmc"]["updates"] == 100_000_000 and paper["field"] == 1.0
+    with pytest.raises(SpecError, match="samplers"):
+        load_spec(SPECS / "fig1_right.yaml", overrides=["samplers=[gibbs,hmc]"])
+
+
+def test_fig1_right_tiny(tmp_path):
+    spec = _tiny("fig1_right.yaml", ["grid.rows=3", "grid.cols=3", "couplings=[0.5,2.0]",
+                                     "models=2", f"samplers=[{','.join(ALL)}]",
+                                     "mcmc.updates=90000", "mcmc.chains=20",
+                                     "perturb.samples=40", "perturb.chains=20"])
+    d = tmp_path / "run"
+    execute(spec, d, quiet=True)
+    with RunReader(d) as r:
+        assert r.status == "complete"
+        m = r.metrics()["marginal_error"]
+        res = r.results()
+        for s in ALL:
+            assert np.allclose(m[s]["x"], [0.5, 2.0])
+            assert np.all(np.isfinite(m[s]["y"])) and np.all(m[s]["yerr"] >= 0)
+            assert r.array(f"errors/{s}").shape == (2, 2)
+            assert res[f"seconds_per_model/{s}"] > 0
+        for s in MCMC:   # 3x3 grid, 5e4 site updates per chain: MCMC is accurate here
+            assert np.all(m[s]["y"] < 0.03), (s, m[s]["y"])
+        assert (d / "figures" / "perturb_map.fig1_right.png").stat().st_size > 0
+    assert execute(spec, d, quiet=True)[1] == "complete"
+    # the same spec and seed give the same errors (timings aside)
+    d2 = tmp_path / "again"
+    execute(spec, d2, quiet=True, render=False)
+    with RunReader(d) as a, RunReader(d2) as b:
+        for s in ALL:
+            np.testing.assert_array_equal(a.array(f"errors/{s}"), b.array(f"errors/{s}"))
+
+
+def test_fig1_right_resumes_per_coupling_point(tmp_path):
+    spec = _tiny("fig1_right.yaml", ["grid.rows=2", "grid.cols=3", "couplings=[0.5,1.0]",
+                                     "models=1", "samplers=[gibbs]", "mcmc.updates=6000"])
+    d = tmp_path / "run"
+    execute(spec, d, quiet=True, render=False)
+    with RunReader(d) as r:
+        first = r.array("errors/gibbs").copy()
+        assert set(r.stage_names()) >= {"coupling_0", "coupling_1"}
+    # a stored stage is reused, not recomputed: resuming gives identical values
+    d2 = tmp_path / "again"
+    execute(spec, d2, quiet=True, render=False)
+    with RunReader(d2) as r:
+        np.testing.assert_array_equal(r.array("errors/gibbs"), first)
+
+
+def test_marginal_vs_time_tiny(tmp_path):
+    spec = _tiny("marginal_vs_time.yaml", ["grid.rows=3", "grid.cols=4", "seconds=0.3",
+                                           f"samplers=[{','.join(ALL)}]", "block=20"])
+    d = tmp_path / "run"
+    execute(spec, d, quiet=True)
+    with RunReader(d) as r:
+        met = r.metrics()
+        res = r.results()
+        assert r.array("exact_marginals").shape == (3, 4)
+        for s in ALL:
+            t = met["error_vs_seconds"][s]
+            u = met["error_vs_updates"][s]
+            assert len(t["x"]) >= 1 and np.all(np.diff(t["x"]) > 0)
+            assert np.all(np.diff(u["x"]) > 0) and u["x"][-1] % 12 == 0
+            assert res[f"final_error/{s}"] == pytest.approx(t["y"][-1])
+            assert res[f"final_error/{s}"] == pytest.approx(u["y"][-1])
+        assert (d / "figures" / "perturb_map.marginal_vs_time.png").stat().st_size > 0
+
+
+def test_cli_run_and_plot(tmp_path):
+    out = tmp_path / "cli"
+    cmd = [sys.executable, "-m", "mixlab", "run", str(SPECS / "fig1_right.yaml"),
+           "grid.rows=2", "grid.cols=2", "couplings=[1.0]", "models=1", "samplers=[metropolis]",
+           "mcmc.updates=2000", "--out", str(out), "--quiet"]
+    subprocess.run(cmd, check=True, capture_output=True, timeout=120)
+    p = subprocess.run([sys.executable, "-m", "mixlab", "plot", str(out)], check=True,
+                       capture_output=True, text=True, timeout=120)
+    assert "fig1_right" in p.stdout + p.stderr

@@ -1,0 +1,183 @@
+"""MCMC samplers against exact distributions on a 3x3 grid (512 states), and MarginalError."""
+
+import numpy as np
+import pytest
+import scipy.sparse
+import scipy.sparse.csgraph
+
+from mixlab.spinglass import mcmc as M
+from mixlab.spinglass.model import SpinGlass, random_spin_glass
+
+W = 1 << np.arange(9)
+# Observed TV of correct samplers with these budgets: 0.010-0.016 (the i.i.d. noise level for
+# 2e5 draws over 512 states is ~0.013); every deliberately broken variant tried scored >= 0.35.
+TV_MAX = 0.035
+MARG_MAX = 0.02
+
+
+def exact_joint(model):
+    idx = np.arange(512)[:, None]
+    X = (2 * ((idx >> np.arange(9)) & 1) - 1).astype(float).reshape(-1, 3, 3)
+    s = model.score(X)
+    p = np.exp(s - s.max())
+    return p / p.sum(), X
+
+
+def run(sampler, rng, burn=50, draws=1000):
+    st = sampler.init(rng)
+    for _ in range(burn):
+        st, _, _ = sampler.step(st, rng)
+    counts = np.zeros(512)
+    for _ in range(draws):
+        st, d, stats = sampler.step(st, rng)
+        s = d["samples"]
+        assert s.dtype == np.bool_ and s.shape == (sampler.chains, 3, 3)
+        assert stats["site_updates"].shape == (sampler.chains,)
+        assert np.all((stats["accept"] >= 0) & (stats["accept"] <= 1))
+        counts += np.bincount(s.reshape(sampler.chains, 9).astype(np.int64) @ W, minlength=512)
+    return counts / counts.sum()
+
+
+MODELS = {
+    "attractive": lambda: random_spin_glass(3, 3, 1.0, 1.0, False, np.random.default_rng(3)),
+    "mixed": lambda: random_spin_glass(3, 3, 1.0, 1.5, True, np.random.default_rng(3)),
+}
+
+
+@pytest.mark.parametrize("kind", list(MODELS))
+@pytest.mark.parametrize("method", list(M.SAMPLERS))
+def test_joint_tv_and_marginals(kind, method):
+    model = MODELS[kind]()
+    p, X = exact_joint(model)
+    q = run(M.make_sampler(method, model, chains=200), np.random.default_rng(11))
+    tv = 0.5 * np.abs(p - q).sum()
+    assert tv < TV_MAX, tv
+    marg_p = np.einsum("k,krc->rc", p, X > 0)
+    marg_q = np.einsum("k,krc->rc", q, X > 0)
+    assert np.max(np.abs(marg_p - marg_q)) < MARG_MAX
+    # edge correlations E[x_i x_j]
+    for sl in ((slice(None), slice(None, -1), slice(None), slice(1, None)),
+               (slice(None, -1), slice(None), slice(1, None), slice(None))):
+        a = X[:, sl[0], sl[1]] * X[:, sl[2], sl[3]]
+        assert np.max(np.abs(np.einsum("k,krc->rc", p - q, a))) < 2 * MARG_MAX
+
+
+class _SWWrongFieldSign(M.SwendsenWang):
+    """Deliberately broken: P(keep orientation) = sigmoid(-2 h) instead of sigmoid(2 h)."""
+
+    def step(self, state, rng):
+        x = state["x"]
+        K, n = self.chains, self.n
+        xf = x.reshape(K, n)
+        sat = (self.J * xf[:, self.esrc] * xf[:, self.edst]) > 0
+        bond = sat & (rng.random(sat.shape) < self.pbond)
+        g = scipy.sparse.coo_matrix((np.ones(bond.sum()), (self.src[bond], self.dst[bond])),
+                                    shape=(K * n, K * n))
+        ncl, lab = scipy.sparse.csgraph.connected_components(g, directed=False)
+        h = np.bincount(lab, weights=(xf * self.field).ravel(), minlength=ncl)
+        f = np.where(rng.random(ncl) < 1 / (1 + np.exp(2 * h)), 1.0, -1.0)[lab].reshape(K, n)
+        new = (xf * f).reshape(x.shape)
+        return {"x": new}, {"samples": new > 0}, {"accept": np.zeros(K),
+                                                  "site_updates": np.full(K, n)}
+
+
+class _SWFerroOnly(M.SwendsenWang):
+    """Deliberately broken: bonds agreeing spins on every edge, ignoring the coupling's sign."""
+
+    def __init__(self, *a, **k):
+        super().__init__(*a, **k)
+        self.J = np.abs(self.J)
+
+
+class _GibbsHalfField(M.Gibbs):
+    """Deliberately broken: P(+1) = sigmoid(h) instead of sigmoid(2h)."""
+
+    def local_field(self, X):
+        return 0.5 * super().local_field(X)
+
+
+@pytest.mark.parametrize("cls,kind", [(_SWWrongFieldSign, "attractive"),
+                                      (_SWFerroOnly, "mixed"), (_GibbsHalfField, "attractive")])
+def test_broken_variants_fail_the_threshold(cls, kind):
+    model = MODELS[kind]()
+    p, _ = exact_joint(model)
+    q = run(cls(model, chains=200), np.random.default_rng(11), draws=300)
+    assert 0.5 * np.abs(p - q).sum() > 5 * TV_MAX
+
+
+def test_sw_without_couplings_is_exact_independent_sampling():
+    f = np.random.default_rng(0).uniform(-1, 1, (3, 3))
+    model = SpinGlass(f, np.zeros((3, 2)), np.zeros((2, 3)))
+    s = M.SwendsenWang(model, chains=4000)
+    rng = np.random.default_rng(1)
+    st = s.init(rng)
+    st, d, _ = s.step(st, rng)   # every spin is its own cluster: one step is an exact draw
+    p1 = 1 / (1 + np.exp(-2 * f))
+    assert np.max(np.abs(d["samples"].mean(0) - p1)) < 4 * np.sqrt(0.25 / 4000)
+
+
+def test_reproducible_and_init_modes():
+    model = MODELS["mixed"]()
+    for method in M.SAMPLERS:
+        outs = []
+        for _ in range(2):
+            rng = np.random.default_rng(5)
+            s = M.make_sampler(method, model, chains=3)
+            st = s.init(rng)
+            for _ in range(4):
+                st, d, _ = s.step(st, rng)
+            outs.append(d["samples"])
+        assert np.array_equal(outs[0], outs[1])
+        s = M.make_sampler(method, model, chains=2, init="plus")
+        st = s.init(np.random.default_rng(0))
+        assert np.all(np.asarray(st["x"])[np.nonzero(st["x"])] == 1)
+    with pytest.raises(ValueError):
+        M.make_sampler("gibbs", model, chains=0)
+    with pytest.raises(ValueError):
+        M.make_sampler("hmc", model, chains=1)
+    with pytest.raises(ValueError):
+        M.Gibbs(model, chains=1, init="zeros")
+
+
+def _blocks(arr, sizes):
+    i = 0
+    for b in sizes:
+        yield arr[:, i:i + b]
+        i += b
+
+
+def test_marginal_error_log_points_independent_of_blocking():
+    rng = np.random.default_rng(0)
+    exact = rng.uniform(0, 1, (2, 3))
+    samples = rng.random((4, 137, 2, 3)) < 0.5
+    curves = []
+    for sizes in ([137], [1] * 137, [10, 50, 77], [100, 37]):
+        ev = M.MarginalError(exact, series="t", updates_per_draw=6, points_per_decade=12)
+        count = 0
+        for blk in _blocks(samples, sizes):
+            count += blk.shape[1]
+            ev.update({"samples": blk}, count, 0.1 * count)
+        curves.append(ev.curve())
+    for x, y, _ in curves[1:]:
+        assert np.array_equal(x, curves[0][0]) and np.array_equal(y, curves[0][1])
+    x, y, _ = curves[0]
+    # direct computation at each point
+    for xv, yv in zip(x, y):
+        d = int(round(xv / (4 * 6)))
+        est = samples[:, :d].mean(axis=(0, 1))
+        assert abs(yv - np.mean(np.abs(est - exact))) < 1e-12
+    assert x[-1] == 137 * 4 * 6 and np.all(np.diff(x) > 0)
+    targets = np.unique(np.ceil(10 ** (np.arange(40) / 12) - 1e-9))
+    assert len(x) == np.count_nonzero(targets <= 137) + 1   # log-spaced points + the last draw
+
+
+def test_marginal_error_seconds_mode():
+    exact = np.full((2, 2), 0.5)
+    ev = M.MarginalError(exact, x="seconds")
+    s = np.ones((2, 5, 2, 2), bool)
+    ev.update({"samples": s}, 5, 0.5)
+    ev.update({"samples": ~s}, 10, 1.25)
+    x, y, _ = ev.curve()
+    assert np.allclose(x, [0.5, 1.25]) and np.allclose(y, [0.5, 0.0])
+    with pytest.raises(ValueError):
+        M.MarginalError(exact, x="draws")
