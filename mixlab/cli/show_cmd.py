@@ -75,7 +75,7 @@ def show(run_dir, as_json):
                     ds = run.f[f"streams/{name}/{k}"]
                     shape = tuple(ds.shape[:2]) + tuple(ds.attrs["shape"]) if ds.attrs.get(
                         "packed", False) else ds.shape
-                    shapes.append(f"{k}{list(shape)}")
+                    shapes.append(f"{k}{[int(s) for s in shape]}")
                 t = run.stream_time(name) if "time" in run.f[f"streams/{name}"] else []
                 secs = f"{t[-1]:.2f} s" if len(t) else "-"
                 click.echo(f"  {name:24s} {' '.join(shapes) or '(not recorded)'}  {secs}")

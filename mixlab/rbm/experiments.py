@@ -435,6 +435,8 @@ def fig_isl(run, fig) -> None:
                     % len(styles)]
         fin = res.get(f"isl_final/{label}")
         lab = f"{label} ({fin:.1f})" if isinstance(fin, float) else label
+        if meth == "rates-herding" and run.spec.get("isl", {}).get("centres") == "means":
+            lab += " [binary centres]"
         ax.plot(c["x"], c["y"], ls, color=col, label=lab)
         if c["yerr"] is not None:
             ax.fill_between(c["x"], c["y"] - c["yerr"], c["y"] + c["yerr"], color=col,

@@ -2,8 +2,6 @@
 
 import numpy as np
 import pytest
-import scipy.sparse
-import scipy.sparse.csgraph
 
 from mixlab.spinglass import mcmc as M
 from mixlab.spinglass.model import SpinGlass, random_spin_glass
@@ -65,20 +63,9 @@ def test_joint_tv_and_marginals(kind, method):
 class _SWWrongFieldSign(M.SwendsenWang):
     """Deliberately broken: P(keep orientation) = sigmoid(-2 h) instead of sigmoid(2 h)."""
 
-    def step(self, state, rng):
-        x = state["x"]
-        K, n = self.chains, self.n
-        xf = x.reshape(K, n)
-        sat = (self.J * xf[:, self.esrc] * xf[:, self.edst]) > 0
-        bond = sat & (rng.random(sat.shape) < self.pbond)
-        g = scipy.sparse.coo_matrix((np.ones(bond.sum()), (self.src[bond], self.dst[bond])),
-                                    shape=(K * n, K * n))
-        ncl, lab = scipy.sparse.csgraph.connected_components(g, directed=False)
-        h = np.bincount(lab, weights=(xf * self.field).ravel(), minlength=ncl)
-        f = np.where(rng.random(ncl) < 1 / (1 + np.exp(2 * h)), 1.0, -1.0)[lab].reshape(K, n)
-        new = (xf * f).reshape(x.shape)
-        return {"x": new}, {"samples": new > 0}, {"accept": np.zeros(K),
-                                                  "site_updates": np.full(K, n)}
+    def __init__(self, *a, **k):
+        super().__init__(*a, **k)
+        self.field = -self.field    # only the cluster flip uses the field
 
 
 class _SWFerroOnly(M.SwendsenWang):
@@ -86,14 +73,14 @@ class _SWFerroOnly(M.SwendsenWang):
 
     def __init__(self, *a, **k):
         super().__init__(*a, **k)
-        self.J = np.abs(self.J)
+        self.sign = np.abs(self.sign)
 
 
 class _GibbsHalfField(M.Gibbs):
     """Deliberately broken: P(+1) = sigmoid(h) instead of sigmoid(2h)."""
 
-    def local_field(self, X):
-        return 0.5 * super().local_field(X)
+    def _field(self, X, idx, J):
+        return 0.5 * M.Gibbs._field(X, idx, J)
 
 
 @pytest.mark.parametrize("cls,kind", [(_SWWrongFieldSign, "attractive"),
