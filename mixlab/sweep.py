@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import csv
 import itertools
+import multiprocessing
+import os
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -116,9 +118,23 @@ def run_sweep(sweep_dir: Path, specs: list[dict], grid: dict, summary: list[str]
                        for s, d in zip(specs, dirs)]
             results = client.gather(futures)
     elif workers > 1:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            results = list(pool.map(run_point, specs, [str(d) for d in dirs],
-                                    [True] * len(specs)))
+        # Fresh (spawned) workers with one BLAS thread each, unless the user chose otherwise:
+        # N workers x N BLAS threads on N cores is slower than either alone.
+        blas_vars = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+        saved = {v: os.environ.get(v) for v in blas_vars}
+        for v in blas_vars:
+            os.environ.setdefault(v, "1")
+        try:
+            with ProcessPoolExecutor(max_workers=workers,
+                                     mp_context=multiprocessing.get_context("spawn")) as pool:
+                results = list(pool.map(run_point, specs, [str(d) for d in dirs],
+                                        [True] * len(specs)))
+        finally:
+            for v, old in saved.items():
+                if old is None:
+                    os.environ.pop(v, None)
+                else:
+                    os.environ[v] = old
     else:
         results = [run_point(s, str(d), quiet) for s, d in zip(specs, dirs)]
     keys = summary or sorted({k for r in results for k in r})
