@@ -69,14 +69,19 @@ class UniformOrder:
     """Lazy uniformly random orderings of 0..N-1, one per row, all rows advancing together.
 
     ``take(rows, b, n)`` returns (len(rows), b) fresh indices for the given rows, which have all
-    used exactly ``n`` indices so far.  While n < N/2 it draws i.i.d. candidates and keeps the
-    first ``b`` not yet used (in draw order), which is sequential sampling without replacement;
-    past N/2 it permutes each row's remaining indices once (cost proportional to work already
-    done)."""
+    used exactly ``n`` indices so far.  Each minibatch is a uniform random subset of the indices
+    not used yet (simple random sampling without replacement, the test's assumption):
+
+    * while more than N/4 remain: i.i.d. uniform candidates, keeping the first ``b`` distinct
+      unused ones in draw order (sequential sampling without replacement, O(b) work);
+    * once at most N/4 remain: the remaining indices of each row are permuted once (cost
+      proportional to the work already done); the last minibatch takes what is left.
+    """
 
     def __init__(self, K: int, N: int, rng: np.random.Generator):
         self.K, self.N, self.rng = K, N, rng
-        self.used = np.zeros((K, N), dtype=bool)
+        self.used = np.zeros(K * N, dtype=bool)            # row r, index i -> r * N + i
+        self.stamp = None
         self.tail = None          # (K, N - n_tail) remaining indices in random order
         self.n_tail = 0
 
@@ -85,43 +90,45 @@ class UniformOrder:
         rem = N - n
         if b > rem:
             raise ValueError("asked for more indices than remain")
-        if self.tail is None and 2 * rem <= N:
-            # all rows have `rem` unused indices: permute them once per row
+        if self.tail is None and (4 * rem <= N or b == rem):
             k = rows.size
-            unused = np.nonzero(~self.used[rows])[1].reshape(k, rem)
-            perm = np.argsort(rng.random((k, rem)), axis=1)
+            unused = np.nonzero(~self.used.reshape(self.K, N)[rows])[1].reshape(k, rem)
+            if b < rem:
+                unused = np.take_along_axis(unused, np.argsort(rng.random((k, rem)), axis=1),
+                                            axis=1)
             tail = np.zeros((self.K, rem), dtype=np.int64)
-            tail[rows] = np.take_along_axis(unused, perm, axis=1)
+            tail[rows] = unused
             self.tail, self.n_tail = tail, n
         if self.tail is not None:
             off = n - self.n_tail
             return self.tail[rows, off:off + b]
+        if self.stamp is None:
+            self.stamp = np.full(self.K * N, np.iinfo(np.int64).max, dtype=np.int64)
         k = rows.size
         out = np.empty((k, b), dtype=np.int64)
         filled = np.zeros(k, dtype=np.int64)
-        need_rows = np.arange(k)
-        used = self.used
-        while need_rows.size:
-            need = b - filled[need_rows]
-            c = int(need.max() * N / max(rem - b, 1) * 1.2) + 16
-            cand = rng.integers(0, N, size=(need_rows.size, c))
-            valid = ~used[rows[need_rows][:, None], cand]
-            # drop repeats within a row, keeping the first draw of each value
-            srt = np.argsort(cand, axis=1, kind="stable")
-            cs = np.take_along_axis(cand, srt, axis=1)
-            dup_sorted = np.zeros_like(valid)
-            dup_sorted[:, 1:] = cs[:, 1:] == cs[:, :-1]
-            dup = np.empty_like(dup_sorted)
-            np.put_along_axis(dup, srt, dup_sorted, axis=1)
-            valid &= ~dup
-            csum = np.cumsum(valid, axis=1)
-            take = valid & (csum <= need[:, None])
-            r_i, c_i = np.nonzero(take)
-            pos = filled[need_rows][r_i] + csum[r_i, c_i] - 1
-            out[need_rows[r_i], pos] = cand[r_i, c_i]
-            used[rows[need_rows[r_i]], cand[r_i, c_i]] = True
-            filled[need_rows] += take.sum(axis=1)
-            need_rows = need_rows[filled[need_rows] < b]
+        todo = np.arange(k)
+        used, stamp = self.used, self.stamp
+        base = rows * N
+        while todo.size:
+            fl = filled[todo]
+            need = b - fl
+            c = int(np.max(need * N / (rem - fl)) * 1.1) + 16
+            cand = rng.integers(0, N, size=(todo.size, c))
+            flat = cand + base[todo][:, None]
+            # first occurrence of each value within a row (ufunc.at is order-safe)
+            pos = np.broadcast_to(np.arange(flat.size).reshape(flat.shape), flat.shape)
+            np.minimum.at(stamp, flat.ravel(), pos.ravel())
+            ok = stamp[flat] == pos
+            stamp[flat] = np.iinfo(np.int64).max
+            ok &= ~used[flat]
+            csum = np.cumsum(ok, axis=1)
+            sel = ok & (csum <= need[:, None])
+            r_i, c_i = np.nonzero(sel)
+            out[todo[r_i], fl[r_i] + csum[r_i, c_i] - 1] = cand[r_i, c_i]
+            used[flat[r_i, c_i]] = True
+            filled[todo] = fl + np.minimum(csum[:, -1], need)
+            todo = todo[filled[todo] < b]
         return out
 
 

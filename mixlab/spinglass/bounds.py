@@ -206,7 +206,7 @@ class CopyModel:
         Node ``(i, t)``, ``t = 1..L_i``, on the source side means ``k_i >= lo_i + t``. Unary
         terms are linear in these indicators; ``-θ_ij (2/m)^2 a b`` (a, b = indicator counts)
         becomes an edge of capacity ``w = 4 θ_ij / m^2`` from every layer of i to every layer of
-        j, plus ``-w L_j`` on each layer of i."""
+        j, plus ``-w L_j`` on each layer of i (``-w y_u y_v = -w y_u + w y_u (1 - y_v)``)."""
         L = (hi - lo).astype(np.int64)
         if L.sum() == 0:
             return lo.copy()
@@ -223,8 +223,7 @@ class CopyModel:
         coef -= h_lo[site] * (2.0 / m)
         w_e = 4.0 * self._ew / m ** 2
         wL = np.zeros(self.n)
-        np.add.at(wL, self._ei, w_e * L[self._ej])
-        np.add.at(wL, self._ej, w_e * L[self._ei])
+        np.add.at(wL, self._ei, w_e * L[self._ej])      # only on the tail (i) side
         coef -= wL[site]
         g = maxflow.Graph[float](N, 0)
         ids = g.add_nodes(N)

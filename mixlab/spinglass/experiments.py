@@ -131,7 +131,7 @@ def fig1_left(run, fig) -> None:
             f"discrepancy ignored")
     if res.get("missing_baselines"):
         note += f"; missing baselines: {res['missing_baselines']}"
-    ax.text(0.01, 0.01, note, transform=ax.transAxes, fontsize=6, va="bottom")
+    fig.text(0.01, 0.005, note, fontsize=6, va="bottom")
     ax.legend(fontsize=7)
 
 
