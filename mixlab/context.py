@@ -93,13 +93,18 @@ class Context:
         if not self.quiet:
             print(msg, file=sys.stderr)
 
-    @contextmanager
-    def progress(self, total: int | None = None, desc: str = "", unit: str = "it"):
+    def bar(self, total: int | None = None, desc: str = "", unit: str = "it"):
+        """A tqdm bar on stderr (disabled when quiet or stderr is not a terminal); the caller
+        closes it. Use :meth:`progress` for a bar that closes itself."""
         from tqdm import tqdm
 
         disable = self.quiet or not sys.stderr.isatty()
-        bar = tqdm(total=total, desc=desc, unit=unit, disable=disable, leave=False,
-                   file=sys.stderr, dynamic_ncols=True)
+        return tqdm(total=total, desc=desc, unit=unit, disable=disable, leave=False,
+                    file=sys.stderr, dynamic_ncols=True)
+
+    @contextmanager
+    def progress(self, total: int | None = None, desc: str = "", unit: str = "it"):
+        bar = self.bar(total=total, desc=desc, unit=unit)
         try:
             yield bar
         finally:

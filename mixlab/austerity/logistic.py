@@ -48,6 +48,7 @@ class LogisticPosterior:
             raise ValueError("labels must be 0/1")
         self.X = add_bias(X) if bias else np.ascontiguousarray(X, dtype=np.float32)
         self.s = (2.0 * y - 1.0).astype(np.float32)        # (N,) ±1
+        self.Xs = np.ascontiguousarray(self.X * self.s[:, None])   # signed rows s_i x_i
         self.precision = float(precision)
         self.bias = bool(bias)
         self.N, self.d = self.X.shape
@@ -66,7 +67,7 @@ class LogisticPosterior:
     def logits(self, theta: np.ndarray) -> np.ndarray:
         """(C, d) -> (C, N) signed logits ``s_i x_i·θ_c`` over all data (one GEMM/GEMV)."""
         th = np.asarray(theta, dtype=np.float32)
-        return (self.X @ th.T).T * self.s
+        return (self.Xs @ th.T).T
 
     def loglik_terms(self, theta: np.ndarray, idx: np.ndarray | None = None) -> np.ndarray:
         """Per-datum log-likelihoods ``log σ(s_i x_i·θ_c)``.
@@ -80,9 +81,9 @@ class LogisticPosterior:
             idx = np.asarray(idx)
             th = np.asarray(theta, dtype=np.float32)
             if idx.ndim == 1:
-                z = (self.X[idx] @ th.T).T * self.s[idx]
+                z = (self.Xs[idx] @ th.T).T
             else:
-                z = np.matmul(self.X[idx], th[:, :, None])[..., 0] * self.s[idx]
+                z = np.matmul(self.Xs[idx], th[:, :, None])[..., 0]
         np.negative(z, out=z)
         return -softplus(z)
 
@@ -99,10 +100,14 @@ class LogisticPosterior:
         """Log-likelihood differences ``l_i = log p(x_i|θ'_c) - log p(x_i|θ_c)`` at per-chain
         indices: theta_new, theta_old (k, d), idx (k, b) -> (k, b) float32.  One batched pass
         over the gathered rows for both parameter vectors."""
-        th = np.stack([theta_new, theta_old], axis=2).astype(np.float32)   # (k, d, 2)
+        th = np.empty((len(theta_new), self.d, 2), dtype=np.float32)
+        th[:, :, 0] = theta_new
+        th[:, :, 1] = theta_old
         idx = np.asarray(idx)
-        z = np.matmul(self.X[idx], th)                                      # (k, b, 2)
-        z *= self.s[idx][..., None]
+        if idx.shape[0] == 1:                                               # one 2-D GEMM
+            z = (self.Xs[idx[0]] @ th[0])[None]
+        else:
+            z = np.matmul(self.Xs[idx], th)                                 # (k, b, 2)
         np.negative(z, out=z)
         sp = softplus(z)
         return sp[..., 1] - sp[..., 0]

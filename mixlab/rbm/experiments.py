@@ -159,11 +159,8 @@ def get_model(ctx, ds) -> RBM:
     from .train import to_stage, train_from_spec
 
     def fit():
-        def bar(total, desc):  # train wants a factory of bars; ctx.progress is a context
-            return ctx.progress(total=total, desc=desc).__enter__()  # manager around a tqdm
-
         rbm, hist = train_from_spec(p["train"], ds.train.X, ds.valid.X, train_seed_rng(ctx),
-                                    progress=bar)
+                                    progress=ctx.bar)
         return to_stage(rbm, hist)
 
     st = ctx.once("train", fit)

@@ -221,7 +221,7 @@ def _make_bar(progress: Any, total: int, desc: str) -> Any:
         from tqdm.auto import tqdm
         return tqdm(total=total, desc=desc, file=sys.stderr, leave=False,
                     disable=not sys.stderr.isatty())
-    return progress(total=total, desc=desc)       # a factory such as ctx.progress
+    return progress(total=total, desc=desc)       # a factory such as ctx.bar
 
 
 class Trainer:
@@ -556,7 +556,7 @@ def train_from_spec(params: dict[str, Any], X_train: np.ndarray, X_valid: np.nda
     """Train from a spec fragment validated against :data:`TRAIN_SCHEMA`; ``(rbm, history)``.
 
     Inside an experiment: ``ctx.once("train", lambda: to_stage(*train_from_spec(p["train"],
-    Xtr, Xva, ctx.rng("train"), ctx.progress)))``."""
+    Xtr, Xva, ctx.rng("train"), ctx.bar)))``."""
     hidden, cfg = spec_to_config(params)
     return train(None, X_train, X_valid, hidden=hidden, rng=rng, progress=progress, **cfg)
 
