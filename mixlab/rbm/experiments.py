@@ -509,10 +509,13 @@ def fig_bias(run, fig) -> None:
     ax = fig.add_subplot()
     m = run.metrics()
     res = run.results()
+    used: set = set()
     for i, (label, c) in enumerate(m.get("ll_eff", {}).items()):
-        ax.errorbar(c["x"], c["y"], yerr=c["yerr"], marker="o", ms=3, capsize=2,
-                    color=_COLORS.get(_method_of(run, label), f"C{i}"),
+        col = _COLORS.get(_method_of(run, label), f"C{i}")
+        ax.errorbar(c["x"], c["y"], yerr=c["yerr"], marker="o", ms=3, capsize=2, color=col,
+                    ls="--" if col in used else "-",  # same method, other settings: dashed
                     label=f"{label} θ+θ_F ({c['y'][-1]:.2f})")
+        used.add(col)
     for label, c in m.get("ll_model", {}).items():
         ax.axhline(c["y"][0], color="k", ls=":", label=f"{label} θ ({c['y'][0]:.2f})")
     ax.set_xscale("log")
