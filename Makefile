@@ -34,14 +34,15 @@ data-full: data
 	$(MIXLAB) data fetch mnist
 	$(MIXLAB) data fetch fashion-mnist
 
-# $(call figure_rule,TARGET,SPEC): run SPEC at $(SCALE) into runs/$(SCALE)/TARGET, then draw
-# every figure of that run into figures/$(SCALE)/TARGET*.png.
+# $(call figure_rule,TARGET,SPEC): run SPEC at $(SCALE) into runs/$(SCALE)/TARGET (a no-op when
+# that run is complete; resumed when interrupted; an edited spec's old run is moved to
+# TARGET.previous), then draw every figure of that run into figures/$(SCALE)/TARGET*.png.
 FIGURES :=
 define figure_rule
 FIGURES += $(1)
 .PHONY: $(1)
 $(1): $(STAMP)
-	$(MIXLAB) run $(2) --scale $(SCALE) --out runs/$(SCALE)/$(1) --quiet
+	$(MIXLAB) run $(2) --scale $(SCALE) --out runs/$(SCALE)/$(1) --replace --quiet
 	$(MIXLAB) plot runs/$(SCALE)/$(1) -o figures/$(SCALE)/$(1).png
 endef
 include $(sort $(wildcard experiments/*/figures.mk))

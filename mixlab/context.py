@@ -11,6 +11,7 @@ import datetime as _dt
 import hashlib
 import importlib.metadata
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -184,9 +185,12 @@ def run_state(run_dir: Path) -> str | None:
 
 
 def execute(spec: dict, run_dir: str | Path, *, force: bool = False, quiet: bool = False,
-            render: bool = True) -> tuple[Path, str]:
+            render: bool = True, replace: bool = False) -> tuple[Path, str]:
     """Run (or resume) a resolved spec in ``run_dir``; returns (run_dir, what happened) where
-    what happened is 'complete' (nothing to do), 'resumed' or 'ran'."""
+    what happened is 'complete' (nothing to do), 'resumed' or 'ran'.
+
+    ``replace``: if ``run_dir`` holds a run of a different spec, move it to
+    ``<run_dir>.previous`` (replacing an older one there) and start afresh."""
     run_dir = Path(run_dir)
     kind = registry.get_experiment(spec["experiment"])
     text = dump(spec)
@@ -199,12 +203,19 @@ def execute(spec: dict, run_dir: str | Path, *, force: bool = False, quiet: bool
                 old_spec = s.f.attrs.get("spec")
         except RunFileError as exc:
             raise RunFileError(f"{exc} (run directory {run_dir})") from exc
-        if old_spec != text:
+        if old_spec != text and replace:
+            previous = run_dir.with_name(run_dir.name + ".previous")
+            if previous.exists():
+                shutil.rmtree(previous)
+            run_dir.rename(previous)
+        elif old_spec != text:
             raise MixlabError(f"{run_dir} holds a run of a different spec; choose another --out "
-                              f"directory or pass --force to overwrite it")
-        if status == "complete":
+                              f"directory, pass --replace to move it aside, or --force to "
+                              f"overwrite it")
+        elif status == "complete":
             return run_dir, "complete"
-        happened = "resumed"
+        else:
+            happened = "resumed"
     elif h5.exists() and force:
         h5.unlink()
     run_dir.mkdir(parents=True, exist_ok=True)

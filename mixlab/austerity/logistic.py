@@ -81,7 +81,7 @@ class LogisticPosterior:
             idx = np.asarray(idx)
             th = np.asarray(theta, dtype=np.float32)
             if idx.ndim == 1:
-                z = (self.Xs[idx] @ th.T).T
+                z = (self.Xs.take(idx, axis=0) @ th.T).T
             else:
                 z = np.matmul(self.Xs[idx], th[:, :, None])[..., 0]
         np.negative(z, out=z)
@@ -104,10 +104,11 @@ class LogisticPosterior:
         th[:, :, 0] = theta_new
         th[:, :, 1] = theta_old
         idx = np.asarray(idx)
-        if idx.shape[0] == 1:                                               # one 2-D GEMM
-            z = (self.Xs[idx[0]] @ th[0])[None]
-        else:
-            z = np.matmul(self.Xs[idx], th)                                 # (k, b, 2)
+        # one (b, d) x (d, 2) GEMM per test: numpy's stacked matmul / einsum on (k, b, d)
+        # measured 3-30x slower than k small BLAS calls for k <= 8, b = 500, d = 51
+        z = np.empty((idx.shape[0], idx.shape[1], 2), dtype=np.float32)
+        for r in range(idx.shape[0]):              # ndarray.take: ~3x faster than X[idx]
+            np.matmul(self.Xs.take(idx[r], axis=0), th[r], out=z[r])
         np.negative(z, out=z)
         sp = softplus(z)
         return sp[..., 1] - sp[..., 0]
@@ -127,7 +128,7 @@ class LogisticPosterior:
         idx = np.asarray(idx)
         n = idx.shape[-1]
         if idx.ndim == 1:
-            Xb = self.X[idx]                                    # (n, d)
+            Xb = self.X.take(idx, axis=0)                       # (n, d)
             z = (Xb @ th.T).T * self.s[idx]                     # (C, n)
             w = self.s[idx] * _sigmoid(-z)
             g = w @ Xb

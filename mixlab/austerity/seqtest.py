@@ -38,10 +38,11 @@ after 500 of 12,000 points does not pay for a whole permutation), or the given `
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Callable, NamedTuple
 
 import numpy as np
-from scipy.special import stdtr
+from scipy.special import stdtr, stdtrit
 
 __all__ = ["TestResult", "BatchTestResult", "sequential_test", "sequential_test_batch",
            "t_statistic", "UniformOrder"]
@@ -69,67 +70,74 @@ class UniformOrder:
     """Lazy uniformly random orderings of 0..N-1, one per row, all rows advancing together.
 
     ``take(rows, b, n)`` returns (len(rows), b) fresh indices for the given rows, which have all
-    used exactly ``n`` indices so far.  Each minibatch is a uniform random subset of the indices
-    not used yet (simple random sampling without replacement, the test's assumption):
+    used exactly ``n`` indices so far.  The order of each row is a uniformly random permutation
+    (so every minibatch is a simple random sample, without replacement, of the indices not used
+    yet -- the test's assumption), generated in chunks of doubling length:
 
-    * while more than N/4 remain: i.i.d. uniform candidates, keeping the first ``b`` distinct
-      unused ones in draw order (sequential sampling without replacement, O(b) work);
-    * once at most N/4 remain: the remaining indices of each row are permuted once (cost
-      proportional to the work already done); the last minibatch takes what is left.
+    * up to N/4: i.i.d. uniform candidates, keeping the distinct unused ones in draw order
+      (sequential sampling without replacement, O(chunk) work, no sort over N);
+    * beyond N/4: the remaining indices of each row are permuted once (cost proportional to
+      the work already done).
     """
 
     def __init__(self, K: int, N: int, rng: np.random.Generator):
         self.K, self.N, self.rng = K, N, rng
-        self.used = np.zeros(K * N, dtype=bool)            # row r, index i -> r * N + i
-        self.stamp = None
-        self.tail = None          # (K, N - n_tail) remaining indices in random order
-        self.n_tail = 0
+        self.used = np.zeros((K, N), dtype=bool)
+        self.seq = np.empty((K, 0), dtype=np.int64)        # the orders generated so far
+        self.full = False                                   # seq holds whole permutations
 
-    def take(self, rows: np.ndarray, b: int, n: int) -> np.ndarray:
-        N, rng = self.N, self.rng
-        rem = N - n
-        if b > rem:
-            raise ValueError("asked for more indices than remain")
-        if self.tail is None and (4 * rem <= N or b == rem):
-            k = rows.size
-            unused = np.nonzero(~self.used.reshape(self.K, N)[rows])[1].reshape(k, rem)
-            if b < rem:
-                unused = np.take_along_axis(unused, np.argsort(rng.random((k, rem)), axis=1),
-                                            axis=1)
-            tail = np.zeros((self.K, rem), dtype=np.int64)
-            tail[rows] = unused
-            self.tail, self.n_tail = tail, n
-        if self.tail is not None:
-            off = n - self.n_tail
-            return self.tail[rows, off:off + b]
-        if self.stamp is None:
-            self.stamp = np.full(self.K * N, np.iinfo(np.int64).max, dtype=np.int64)
+    def _extend(self, rows: np.ndarray, target: int) -> None:
+        N, rng, L = self.N, self.rng, self.seq.shape[1]
         k = rows.size
-        out = np.empty((k, b), dtype=np.int64)
+        if 4 * target > N:                                  # permute what remains, once
+            rem = N - L
+            unused = np.nonzero(~self.used[rows])[1].reshape(k, rem)
+            perm = np.argsort(rng.random((k, rem)), axis=1)
+            seq = np.zeros((self.K, N), dtype=np.int64)
+            seq[:, :L] = self.seq
+            seq[rows, L:] = np.take_along_axis(unused, perm, axis=1)
+            self.seq, self.full = seq, True
+            return
+        add = target - L
+        new = np.zeros((self.K, add), dtype=np.int64)
         filled = np.zeros(k, dtype=np.int64)
         todo = np.arange(k)
-        used, stamp = self.used, self.stamp
-        base = rows * N
         while todo.size:
-            fl = filled[todo]
-            need = b - fl
-            c = int(np.max(need * N / (rem - fl)) * 1.1) + 16
+            need = add - filled[todo]
+            c = int(need.max() * N / (N - L - add) * 1.15) + 16
             cand = rng.integers(0, N, size=(todo.size, c))
-            flat = cand + base[todo][:, None]
-            # first occurrence of each value within a row (ufunc.at is order-safe)
-            pos = np.broadcast_to(np.arange(flat.size).reshape(flat.shape), flat.shape)
-            np.minimum.at(stamp, flat.ravel(), pos.ravel())
-            ok = stamp[flat] == pos
-            stamp[flat] = np.iinfo(np.int64).max
-            ok &= ~used[flat]
+            r = rows[todo]
+            ok = ~self.used[r[:, None], cand]
+            # first occurrence of each value within a row (stable sort keeps draw order)
+            srt = np.argsort(cand, axis=1, kind="stable")
+            cs = np.take_along_axis(cand, srt, axis=1)
+            rep = np.zeros(cand.shape, dtype=bool)
+            rep[:, 1:] = cs[:, 1:] == cs[:, :-1]
+            dup = np.empty_like(rep)
+            np.put_along_axis(dup, srt, rep, axis=1)
+            ok &= ~dup
             csum = np.cumsum(ok, axis=1)
             sel = ok & (csum <= need[:, None])
-            r_i, c_i = np.nonzero(sel)
-            out[todo[r_i], fl[r_i] + csum[r_i, c_i] - 1] = cand[r_i, c_i]
-            used[flat[r_i, c_i]] = True
+            ri, ci = np.nonzero(sel)
+            fl = filled[todo]
+            new[r[ri], fl[ri] + csum[ri, ci] - 1] = cand[ri, ci]
+            self.used[r[ri], cand[ri, ci]] = True
             filled[todo] = fl + np.minimum(csum[:, -1], need)
-            todo = todo[filled[todo] < b]
-        return out
+            todo = todo[filled[todo] < add]
+        self.seq = np.concatenate([self.seq, new], axis=1)
+
+    def take(self, rows: np.ndarray, b: int, n: int) -> np.ndarray:
+        if n + b > self.N:
+            raise ValueError("asked for more indices than remain")
+        if n + b > self.seq.shape[1] and not self.full:
+            self._extend(rows, min(self.N, max(n + b, 2 * n, 2 * b)))
+        return self.seq[rows, n:n + b]
+
+
+@lru_cache(maxsize=4096)
+def _t_crit(df: int, eps: float) -> float:
+    """Critical value: Phi_df(t_crit) = 1 - eps (Student-t, df degrees of freedom)."""
+    return float(stdtrit(df, 1.0 - eps))
 
 
 def _as_batch_fn(L) -> Callable:
@@ -171,8 +179,9 @@ def sequential_test_batch(L, N: int, mu0, eps: float, m: int, rng: np.random.Gen
     else:
         sampler = UniformOrder(K, N, rng)
 
-    total = np.zeros(K)                    # running sum of the values read
-    m2 = np.zeros(K)                       # sum of squared deviations (Chan et al. update)
+    total = np.zeros(K)                    # running sums of the values read (active rows)
+    m2 = np.zeros(K)                       # sums of squared deviations (Chan et al. update)
+    mu0_a = mu0.copy()
     accept = np.zeros(K, dtype=bool)
     n_used = np.zeros(K, dtype=np.int64)
     exact = np.zeros(K, dtype=bool)
@@ -180,45 +189,47 @@ def sequential_test_batch(L, N: int, mu0, eps: float, m: int, rng: np.random.Gen
     out_delta = np.zeros(K)
     active = np.arange(K)
     n = 0
-    while active.size:
+    while True:
+        k = active.size
         b = min(m, N - n)
         idx = order[active, n:n + b] if sampler is None else sampler.take(active, b, n)
-        vals = np.asarray(fn(active, idx), dtype=np.float64).reshape(active.size, b)
+        vals = np.asarray(fn(active, idx), dtype=np.float64).reshape(k, b)
         bsum = vals.sum(axis=1)
-        bmean = bsum / b
-        bm2 = ((vals - bmean[:, None]) ** 2).sum(axis=1)
-        delta_mu = bmean - (total[active] / n if n else 0.0)
-        n_new = n + b
-        m2[active] += bm2 + delta_mu ** 2 * (n * b / n_new)   # Chan et al. pooled update
-        total[active] += bsum
-        new_mean = total[active] / n_new    # the mean as the exact rule computes it: sum / n
-        n = n_new
-        d = new_mean - mu0[active]
+        dev = vals - (bsum / b)[:, None]
+        bm2 = np.einsum("kb,kb->k", dev, dev)
+        if n:
+            delta_mu = bsum / b - total / n
+            m2 += bm2 + delta_mu * delta_mu * (n * b / (n + b))   # pooled update
+        else:
+            m2 += bm2
+        total += bsum
+        n += b
+        mean = total / n                   # the mean as the exact rule computes it: sum / n
+        d = mean - mu0_a
         if n == N:
             accept[active] = d > 0
             n_used[active] = N
             exact[active] = True
-            out_mean[active] = new_mean
-            out_delta[active] = 0.0
+            out_mean[active] = mean
             break
         if eps <= 0.0 or n < 2:
             continue
-        var = np.maximum(m2[active] / (n - 1), 0.0)
-        s = np.sqrt(var / n * (1.0 - (n - 1) / (N - 1)))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t = np.abs(d) / s
-        t = np.where(s > 0, t, np.where(d != 0, np.inf, 0.0))
-        delta = stdtr(n - 1, -t)           # = 1 - Phi_{n-1}(|t|), no cancellation
-        delta = np.where(np.isinf(t), 0.0, delta)
-        delta = np.where((s == 0) & (d == 0), 1.0, delta)
-        done = delta < eps
+        # delta = 1 - Phi_{n-1}(|t|) < eps  <=>  |d| > t_crit * s  with t_crit = Phi^-1(1 - eps)
+        # (also right when s = 0: decide iff d != 0)
+        s2 = np.maximum(m2 / (n - 1), 0.0) / n * (1.0 - (n - 1) / (N - 1))
+        done = d * d > _t_crit(n - 1, eps) ** 2 * s2
         if done.any():
             rows = active[done]
-            accept[rows] = d[done] > 0
+            dd, ss = d[done], np.sqrt(s2[done])
+            accept[rows] = dd > 0
             n_used[rows] = n
-            out_mean[rows] = new_mean[done]
-            out_delta[rows] = delta[done]
-            active = active[~done]
+            out_mean[rows] = mean[done]
+            with np.errstate(divide="ignore"):
+                out_delta[rows] = np.where(ss > 0, stdtr(n - 1, -np.abs(dd) / ss), 0.0)
+            keep = ~done
+            if not keep.any():
+                break
+            active, total, m2, mu0_a = active[keep], total[keep], m2[keep], mu0_a[keep]
     return BatchTestResult(accept, n_used, exact, out_mean, out_delta)
 
 

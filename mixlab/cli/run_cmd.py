@@ -22,10 +22,13 @@ from .options import force_option, quiet_option, scale_option, seed_option
 @seed_option
 @click.option("--dry-run", is_flag=True, help="print the resolved spec and the work, run nothing")
 @force_option
+@click.option("--replace", is_flag=True,
+              help="if --out holds a run of a different spec, move it to OUT.previous first")
 @quiet_option
 @click.option("--list", "list_kinds", is_flag=True, help="list experiment kinds and exit")
 @click.option("--help-spec", is_flag=True, help="list every key of the spec's experiment kind")
-def run(spec_file, overrides, scale, out, seed, dry_run, force, quiet, list_kinds, help_spec):
+def run(spec_file, overrides, scale, out, seed, dry_run, force, replace, quiet, list_kinds,
+        help_spec):
     """Run the experiment described by SPEC (a YAML file), with dotted overrides.
 
     Re-running a complete spec does nothing and says where its results are; an interrupted
@@ -53,7 +56,7 @@ def run(spec_file, overrides, scale, out, seed, dry_run, force, quiet, list_kind
         if figs:
             click.echo(f"# figures: {', '.join(sorted(figs))}")
         return
-    run_dir, happened = execute(spec, run_dir, force=force, quiet=quiet)
+    run_dir, happened = execute(spec, run_dir, force=force, quiet=quiet, replace=replace)
     if happened == "complete":
         click.echo(f"already complete: {run_dir} (use --force to re-run)")
     else:

@@ -110,45 +110,81 @@ def _rho_vector(model: SpinGlass, rho) -> np.ndarray:
     return r
 
 
+def _bp_stages(R: int, C: int) -> list[np.ndarray]:
+    """Directed-edge groups of the sequential schedule: a left-to-right sweep of the rightward
+    messages (all rows at once, one column step per stage), then right-to-left of the leftward
+    ones, then top-to-bottom and bottom-to-top of the vertical ones. Directed edge ``e`` is
+    ``src -> dst`` of undirected edge ``e`` and ``e + E`` is ``dst -> src``."""
+    ER = R * (C - 1)
+    E = ER + (R - 1) * C
+    rows, cols = np.arange(R), np.arange(C)
+    st = [rows * (C - 1) + c for c in range(C - 1)]
+    st += [E + rows * (C - 1) + c for c in reversed(range(C - 1))]
+    st += [ER + r * C + cols for r in range(R - 1)]
+    st += [E + ER + r * C + cols for r in reversed(range(R - 1))]
+    return [s for s in st if s.size]
+
+
 def _reweighted_bp(model: SpinGlass, rho: np.ndarray, damping: float, tol: float,
-                   max_iter: int, name: str):
-    """Parallel damped log-domain message passing of TRW-BP with edge weights ``rho (E,)``.
+                   max_iter: int, name: str, schedule: str = "sequential", init=None):
+    """Damped log-domain message passing of TRW-BP with edge weights ``rho (E,)``.
 
     Message ``t -> s``: ``m_ts(x_s) = log Σ_{x_t} exp(θ_st x_s x_t / ρ_st + L_t(x_t) - m_st(x_t))``
     with ``L_t(x) = θ_t x + Σ_{v ∈ N(t)} ρ_vt m_vt(x)`` (Wainwright et al. 2005; ρ = 1 is BP).
-    Returns ``(logZ, P(x=+1) (n,), info)`` where logZ is the reweighted free energy
-    ``Σ_s <θ_s, b_s> + Σ_e <θ_e, b_e> + Σ_s H(b_s) - Σ_e ρ_e I_e(b_e)``."""
+    ``schedule="sequential"``: one iteration is four sweeps over the grid (see
+    :func:`_bp_stages`), each stage updating the messages of one column (or row) of edges for all
+    rows (columns) at once with the messages just computed upstream; ``"parallel"``: all
+    directed edges at once (flooding). Damping is in the log domain,
+    ``log m <- damping log m_old + (1 - damping) log m_new`` (messages normalised to zero mean
+    over the two states). Convergence check: after every iteration the full fixed-point residual
+    ``max |F(M) - M|`` of the *parallel* update map ``F`` at the current messages (undamped, so
+    it does not shrink with the damping) must be below ``tol``. ``init``: starting log messages
+    ``(2E, 2)`` (default 0). Returns ``(logZ, P(x=+1) (n,), info, M)`` where logZ is the
+    reweighted free energy ``Σ_s <θ_s, b_s> + Σ_e <θ_e, b_e> + Σ_s H(b_s) - Σ_e ρ_e I_e(b_e)``."""
     if not 0.0 <= damping < 1.0:
         raise ValueError(f"damping must be in [0, 1), got {damping}")
+    if schedule not in ("sequential", "parallel"):
+        raise ValueError(f"schedule must be 'sequential' or 'parallel', got {schedule!r}")
     n = model.n
+    R, C = model.shape
     h = model.field.ravel()
     src, dst, J = _edges(model)
     E = J.size
     if E == 0:
         logZ = float(np.sum(np.logaddexp(h, -h)))
         return logZ, 1.0 / (1.0 + np.exp(-2.0 * h)), dict(converged=True, iterations=0,
-                                                           residual=0.0)
+                                                           residual=0.0), np.zeros((0, 2))
     frm = np.concatenate([src, dst])            # directed edge d: frm[d] -> to[d]
     to = np.concatenate([dst, src])
     rev = np.concatenate([np.arange(E, 2 * E), np.arange(E)])
     Jd = np.concatenate([J / rho, J / rho])
     rhod = np.concatenate([rho, rho])
     A = scipy.sparse.csr_matrix((rhod, (to, np.arange(2 * E))), shape=(n, 2 * E))
-    M = np.zeros((2 * E, 2))                      # log m_d(x_to), x_to in (-1, +1)
     hs = h[:, None] * _SPIN
+    alld = np.arange(2 * E)
+    stages = [alld] if schedule == "parallel" else _bp_stages(R, C)
+    Afrm = [A[frm[d]] for d in stages]          # rows of A for the sending nodes of each stage
+
+    def update(M, d, Ad):
+        cav = hs[frm[d]] + Ad @ M - M[rev[d]]    # function of x_frm
+        c0, c1 = cav[:, 0], cav[:, 1]
+        j = Jd[d]
+        new = np.stack([np.logaddexp(j + c0, -j + c1), np.logaddexp(-j + c0, j + c1)], 1)
+        return new - new.mean(axis=1, keepdims=True)
+
+    Afull = A[frm]
+    M = np.zeros((2 * E, 2)) if init is None else np.array(init, dtype=float)
     residual = np.inf
     it = 0
     for it in range(1, max_iter + 1):
-        L = hs + A @ M
-        cav = L[frm] - M[rev]                     # function of x_frm
-        c0, c1 = cav[:, 0], cav[:, 1]
-        new = np.stack([np.logaddexp(Jd + c0, -Jd + c1), np.logaddexp(-Jd + c0, Jd + c1)], 1)
-        new -= new.mean(axis=1, keepdims=True)
-        residual = float(np.max(np.abs(new - M)))
-        M = damping * M + (1.0 - damping) * new
+        for d, Ad in zip(stages, Afrm):
+            M[d] = damping * M[d] + (1.0 - damping) * update(M, d, Ad)
+        residual = float(np.max(np.abs(update(M, alld, Afull) - M)))
+        if not np.isfinite(residual):
+            break
         if residual < tol:
             break
-    converged = residual < tol
+    converged = bool(residual < tol)
     if not converged:
         _warn_unconverged(name, it, residual, tol)
     L = hs + A @ M
@@ -166,33 +202,74 @@ def _reweighted_bp(model: SpinGlass, rho: np.ndarray, damping: float, tol: float
     He = _entropy2(be.reshape(E, 4))
     I = Hs[src] + Hs[dst] - He
     logZ = float(energy + Hs.sum() - np.sum(rho * I))
-    return logZ, bs[:, 1], dict(converged=converged, iterations=it, residual=residual)
+    return logZ, bs[:, 1], dict(converged=converged, iterations=it, residual=residual), M
+
+
+BP_INITS = ("zero", "plus", "minus")
 
 
 def bethe_bp(model: SpinGlass, *, damping: float = 0.5, tol: float = 1e-10,
-             max_iter: int = 10000, return_marginals: bool = False):
-    """Loopy sum-product belief propagation; log Z ≈ minus the Bethe free energy.
+             max_iter: int = 10000, schedule: str = "sequential", inits=BP_INITS,
+             return_marginals: bool = False):
+    """Loopy sum-product belief propagation; log Z ≈ minus the Bethe free energy (an
+    approximation, not a bound in general).
 
-    Exact on trees and forests. Parallel (flooding) schedule over all directed edges, damped in
-    the log domain: ``m <- damping m_old + (1 - damping) m_new``; stops when the largest message
-    change is below ``tol``. Returns ``logZ`` or ``(logZ, P(x=+1) (R, C))``."""
-    logZ, p, info = _reweighted_bp(model, _rho_vector(model, 1.0), damping, tol, max_iter,
-                                   "bethe_bp")
-    _set_info(method="bethe_bp", **info)
+    Exact on trees and forests. ``schedule="sequential"`` (default): four sweeps over the grid
+    per iteration, vectorised across rows/columns (:func:`_reweighted_bp`); ``"parallel"``:
+    flooding over all directed edges. Damped in the log domain,
+    ``log m <- damping log m_old + (1 - damping) log m_new``; converged when the undamped
+    fixed-point residual ``max |F(M) - M|`` of the full update is below ``tol`` (else a
+    :class:`VariationalWarning`).
+
+    At strong coupling loopy BP has several fixed points (e.g. one near each of the two
+    magnetised phases); which one is reached depends on the starting messages. The Bethe
+    approximation is the *global* minimum of the Bethe free energy, so BP is started from every
+    message initialisation in ``inits`` -- ``"zero"`` (uniform messages), ``"plus"`` / ``"minus"``
+    (every log message ratio ``log m(+1) - log m(-1) = ±2``, i.e. biased towards all +1 / all -1)
+    -- and the converged fixed point with the lowest free energy (largest log Z estimate) is
+    returned (unconverged runs are used only if none converged). ``last_info["values"]`` holds
+    the estimate of every start. Returns ``logZ`` or ``(logZ, P(x=+1) (R, C))``."""
+    rho = _rho_vector(model, 1.0)
+    E = rho.size
+    runs = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", VariationalWarning)
+        for name in inits:
+            if name not in BP_INITS:
+                raise ValueError(f"unknown BP init {name!r} (choose from {BP_INITS})")
+            M0 = np.zeros((2 * E, 2))
+            if name != "zero":
+                M0[:, 1] = 1.0 if name == "plus" else -1.0
+                M0[:, 0] = -M0[:, 1]
+            runs.append(_reweighted_bp(model, rho, damping, tol, max_iter, "bethe_bp", schedule,
+                                       init=M0)[:3])
+    ok = [r for r in runs if r[2]["converged"]] or runs
+    logZ, p, info = max(ok, key=lambda r: r[0])
+    if not info["converged"]:
+        _warn_unconverged("bethe_bp", info["iterations"], info["residual"], tol)
+    _set_info(method="bethe_bp", schedule=schedule, values=[r[0] for r in runs],
+              converged_runs=[r[2]["converged"] for r in runs], **info)
     return (logZ, p.reshape(model.shape)) if return_marginals else logZ
 
 
 def trw(model: SpinGlass, *, rho=None, damping: float = 0.5, tol: float = 1e-10,
-        max_iter: int = 10000, return_marginals: bool = False):
+        max_iter: int = 10000, schedule: str = "parallel", return_marginals: bool = False):
     """Tree-reweighted BP upper bound on log Z (Wainwright, Jaakkola & Willsky 2005).
 
     ``rho``: edge appearance probabilities -- ``None`` for the comb-tree mixture
-    (:func:`comb_rho`), a scalar, or ``(rho_right (R, C-1), rho_down (R-1, C))``. The value is an
-    upper bound when ``rho`` lies in the spanning-tree polytope and the messages converged; with
+    (:func:`comb_rho`), a scalar, or ``(rho_right (R, C-1), rho_down (R-1, C))``. Log-domain
+    damping and convergence check as in :func:`bethe_bp`; the default schedule is
+    ``"parallel"`` (TRW has a unique fixed point; on 10x10 grids at c = 3 the sequential sweeps
+    need about half as many iterations but each costs ~15x more, and both converge slowly --
+    residual ~1e-5 after 3000 iterations on some models). The value is an upper bound
+    only when ``rho`` lies in the spanning-tree polytope **and** the messages converged (the
+    free energy is evaluated at the fixed point; at unconverged messages the beliefs are not
+    the optimum of the TRW problem and the value is **not guaranteed to be an upper bound** --
+    a :class:`VariationalWarning` says so and ``last_info["converged"]`` is False). With
     ``rho = 1`` on a tree it is exact (it is then BP)."""
     r = _rho_vector(model, comb_rho(model) if rho is None else rho)
-    logZ, p, info = _reweighted_bp(model, r, damping, tol, max_iter, "trw")
-    _set_info(method="trw", **info)
+    logZ, p, info, _ = _reweighted_bp(model, r, damping, tol, max_iter, "trw", schedule)
+    _set_info(method="trw", schedule=schedule, **info)
     return (logZ, p.reshape(model.shape)) if return_marginals else logZ
 
 
@@ -200,54 +277,125 @@ def trw(model: SpinGlass, *, rho=None, damping: float = 0.5, tol: float = 1e-10,
 # Mean field
 # --------------------------------------------------------------------------------------------
 
+MF_INITS = ("field", "uniform", "plus", "minus", "map")
+
+
 def _neighbour_field(model: SpinGlass, m: np.ndarray) -> np.ndarray:
-    """``Σ_j θ_ij m_j`` for every site ``i``: (R, C)."""
+    """``Σ_j θ_ij m_j`` for every site ``i``: ``m (..., R, C)`` -> ``(..., R, C)``."""
     out = np.zeros_like(m)
-    out[:, :-1] += model.right * m[:, 1:]
-    out[:, 1:] += model.right * m[:, :-1]
-    out[:-1, :] += model.down * m[1:, :]
-    out[1:, :] += model.down * m[:-1, :]
+    out[..., :, :-1] += model.right * m[..., :, 1:]
+    out[..., :, 1:] += model.right * m[..., :, :-1]
+    out[..., :-1, :] += model.down * m[..., 1:, :]
+    out[..., 1:, :] += model.down * m[..., :-1, :]
     return out
 
 
-def _mf_value(model: SpinGlass, m: np.ndarray) -> float:
-    """``E_q[θ] + H(q)`` of the product distribution with means ``m (R, C)``."""
-    e = (np.sum(model.field * m) + np.sum(model.right * m[:, :-1] * m[:, 1:])
-         + np.sum(model.down * m[:-1, :] * m[1:, :]))
-    return float(e + np.sum(_binary_entropy((1.0 + m) / 2.0)))
+def _mf_value(model: SpinGlass, m: np.ndarray) -> np.ndarray:
+    """``E_q[θ] + H(q)`` of the product distributions with means ``m (..., R, C)``: ``(...)``."""
+    e = (np.sum(model.field * m, axis=(-2, -1))
+         + np.sum(model.right * m[..., :, :-1] * m[..., :, 1:], axis=(-2, -1))
+         + np.sum(model.down * m[..., :-1, :] * m[..., 1:, :], axis=(-2, -1)))
+    return e + np.sum(_binary_entropy((1.0 + m) / 2.0), axis=(-2, -1))
 
 
 def _mean_field_run(model, m, tol, max_iter):
+    """Checkerboard coordinate ascent on a batch of means ``m (K, R, C)``; returns
+    ``(m, iterations, residual (K,))``."""
     R, C = model.shape
     rr, cc = np.indices((R, C))
     colour = (rr + cc) % 2 == 0
-    residual = np.inf
+    residual = np.full(m.shape[0], np.inf)
     it = 0
     for it in range(1, max_iter + 1):
         old = m.copy()
         for mask in (colour, ~colour):
             m = np.where(mask, np.tanh(model.field + _neighbour_field(model, m)), m)
-        residual = float(np.max(np.abs(m - old)))
-        if residual < tol:
+        residual = np.max(np.abs(m - old), axis=(-2, -1))
+        if np.all(residual < tol):
             break
     return m, it, residual
 
 
+def _mf_starts(model: SpinGlass, inits, restarts: int, seed, init):
+    """Starting means ``(K, R, C)`` and their names (see :func:`mean_field`)."""
+    shape = model.shape
+    if init is not None:
+        return np.array(init, dtype=float).reshape((1,) + shape), ["init"], None
+    starts, names, skipped = [], [], None
+    for name in inits:
+        if name == "field":
+            starts.append(np.tanh(model.field))
+        elif name == "uniform":
+            starts.append(np.zeros(shape))
+        elif name == "plus":
+            starts.append(np.ones(shape))
+        elif name == "minus":
+            starts.append(-np.ones(shape))
+        elif name == "map":
+            from ..errors import MixlabError
+            from .map import map_solve
+            try:
+                starts.append(np.asarray(map_solve(model), dtype=float))
+            except MixlabError as exc:      # no exact MAP solver (mixed couplings, wide grid)
+                skipped = str(exc)
+                continue
+        else:
+            raise ValueError(f"unknown mean-field init {name!r} (choose from {MF_INITS})")
+        names.append(name)
+    if restarts < 0:
+        raise ValueError(f"restarts must be >= 0, got {restarts}")
+    if restarts:
+        rng = np.random.default_rng(seed)
+        starts.extend(rng.uniform(-1.0, 1.0, (restarts,) + shape))
+        names.extend(f"random{i}" for i in range(restarts))
+    if not starts:
+        raise ValueError("mean field needs at least one starting point")
+    return np.stack(starts), names, skipped
+
+
+def _mean_field_all(model, tol, max_iter, inits, restarts, seed, init):
+    """Run coordinate ascent from every start: ``(m (K, R, C), values (K,), names, it,
+    residual (K,), skipped)``."""
+    m0, names, skipped = _mf_starts(model, inits, restarts, seed, init)
+    m, it, residual = _mean_field_run(model, m0, tol, max_iter)
+    return m, _mf_value(model, m), names, it, residual, skipped
+
+
 def mean_field(model: SpinGlass, *, tol: float = 1e-10, max_iter: int = 10000,
-               init: np.ndarray | None = None, return_marginals: bool = False):
+               inits=MF_INITS, restarts: int = 4, seed=0, init: np.ndarray | None = None,
+               return_marginals: bool = False):
     """Naive mean field lower bound ``max_q E_q[θ] + H(q)`` over product distributions.
 
     Checkerboard coordinate ascent ``m_i <- tanh(θ_i + Σ_j θ_ij m_j)`` (all sites of one colour
     at once, which is exact since they are not neighbours); the bound increases monotonically and
-    is valid at every iterate. ``init``: starting means ``(R, C)`` (default ``tanh(field)``)."""
-    m = np.tanh(model.field) if init is None else np.array(init, dtype=float)
-    m, it, residual = _mean_field_run(model, m, tol, max_iter)
-    converged = residual < tol
+    is valid at every iterate. The objective is not concave: at strong coupling it has many
+    local maxima (domain walls, the symmetric saddle), so the ascent is run from several starting
+    points at once (a batch axis) and the **largest** bound is returned -- every one of them is
+    a lower bound, so their maximum is too. ``inits`` (any of ``MF_INITS``):
+
+    - ``"field"``: ``m = tanh(θ_i)`` (the field alone);
+    - ``"uniform"``: ``m = 0`` (the uniform distribution);
+    - ``"plus"`` / ``"minus"``: the point masses on all +1 / all -1;
+    - ``"map"``: the point mass on a MAP configuration ``x*`` (:func:`~mixlab.spinglass.map.
+      map_solve`; skipped, with a note in ``last_info["skipped"]``, when no exact MAP solver
+      applies). Its starting bound is ``θ(x*)`` and the ascent only increases it, so the result
+      is ``>= max_x θ(x)``;
+
+    plus ``restarts`` random starts ``m ~ U[-1, 1]`` from ``np.random.default_rng(seed)``.
+    ``init``: starting means ``(R, C)``; when given it is the only start (``inits``/``restarts``
+    ignored). ``last_info``: ``best_init``, ``values`` (one bound per start), ``inits`` (names).
+    A warning is emitted if any start stops before ``tol``."""
+    m, vals, names, it, residual, skipped = _mean_field_all(model, tol, max_iter, inits,
+                                                            restarts, seed, init)
+    converged = bool(np.all(residual < tol))
     if not converged:
-        _warn_unconverged("mean_field", it, residual, tol)
-    val = _mf_value(model, m)
-    _set_info(method="mean_field", converged=converged, iterations=it, residual=residual)
-    return (val, (1.0 + m) / 2.0) if return_marginals else val
+        _warn_unconverged("mean_field", it, float(np.max(residual)), tol)
+    b = int(np.argmax(vals))
+    _set_info(method="mean_field", converged=converged, iterations=it,
+              residual=float(np.max(residual)), best_init=names[b], values=vals.tolist(),
+              inits=names, skipped=skipped)
+    val = float(vals[b])
+    return (val, (1.0 + m[b]) / 2.0) if return_marginals else val
 
 
 # --------------------------------------------------------------------------------------------
@@ -352,98 +500,121 @@ def _comb(R: int, C: int, vertical: bool) -> tuple[_Forest, np.ndarray]:
 # Structured mean field over vertical chains
 # --------------------------------------------------------------------------------------------
 
+def _chains_infer(he: np.ndarray, Jd: np.ndarray):
+    """Exact inference on every vertical chain of a batch: ``he (K, R, C)`` fields, ``Jd (R-1,
+    C)`` vertical couplings. Returns ``(logZ (K, C), E[x] (K, R, C), E[x_r x_{r+1}]
+    (K, R-1, C))`` (forward-backward in the log domain, vectorised over K and the columns)."""
+    K, R, C = he.shape
+    alpha = np.empty((K, R, C, 2))
+    alpha[:, 0] = he[:, 0, :, None] * _SPIN
+    for r in range(1, R):
+        j, p = Jd[r - 1], alpha[:, r - 1]
+        alpha[:, r, :, 0] = -he[:, r] + np.logaddexp(j + p[..., 0], -j + p[..., 1])
+        alpha[:, r, :, 1] = he[:, r] + np.logaddexp(-j + p[..., 0], j + p[..., 1])
+    beta = np.zeros((K, R, C, 2))
+    pair = np.empty((K, R - 1, C))
+    for r in range(R - 2, -1, -1):
+        j = Jd[r]
+        g0 = -he[:, r + 1] + beta[:, r + 1, :, 0]       # g(y) = he_{r+1} y + beta_{r+1}(y)
+        g1 = he[:, r + 1] + beta[:, r + 1, :, 1]
+        beta[:, r, :, 0] = np.logaddexp(j + g0, -j + g1)
+        beta[:, r, :, 1] = np.logaddexp(-j + g0, j + g1)
+        a0, a1 = alpha[:, r, :, 0], alpha[:, r, :, 1]
+        ag = np.logaddexp(j + a0 + g0, j + a1 + g1)
+        dg = np.logaddexp(-j + a0 + g1, -j + a1 + g0)
+        pair[:, r] = np.tanh((ag - dg) / 2.0)
+    s = alpha + beta
+    mean = np.tanh((s[..., 1] - s[..., 0]) / 2.0)
+    logZ = np.logaddexp(alpha[:, R - 1, :, 0], alpha[:, R - 1, :, 1])
+    return logZ, mean, pair
+
+
+def _smf_run(model: SpinGlass, m: np.ndarray, tol: float, max_iter: int):
+    """Block coordinate ascent (even columns, then odd) from product distributions with means
+    ``m (K, R, C)``. Returns ``(value (K,), m, heff (K, R, C), iterations, residual (K,))``;
+    ``heff`` and ``model.down`` are the natural parameters of each column chain ``q_c``."""
+    K, (R, C) = m.shape[0], model.shape
+    even = np.arange(C) % 2 == 0
+    pairs = np.zeros((K, R - 1, C))                  # E_q[x_r x_{r+1}] per column
+    logZc = np.zeros((K, C))
+    heff = np.zeros((K, R, C))
+
+    def lateral(mm):
+        out = np.zeros_like(mm)
+        out[..., :, :-1] += model.right * mm[..., :, 1:]
+        out[..., :, 1:] += model.right * mm[..., :, :-1]
+        return out
+
+    # Starting from product distributions (members of the chain family), each block update
+    # exactly maximises the bound over the updated columns given the others (the even columns
+    # are not adjacent to each other), so the bound never drops below its starting value.
+    residual = np.full(K, np.inf)
+    it = 0
+    for it in range(1, max_iter + 1):
+        old = m.copy()
+        for mask in (even, ~even):
+            he = model.field + lateral(m)
+            lz, mean, pair = _chains_infer(he, model.down)
+            m = np.where(mask, mean, m)
+            pairs[..., mask] = pair[..., mask]
+            logZc[:, mask] = lz[:, mask]
+            heff[..., mask] = he[..., mask]
+        residual = np.max(np.abs(m - old), axis=(-2, -1))
+        if np.all(residual < tol):
+            break
+    # bound: E_q[θ] + Σ_c H(q_c), H(q_c) = logZ_c - <heff, m>_c - <down, pairs>_c
+    energy = (np.sum(model.field * m, axis=(1, 2)) + np.sum(model.down * pairs, axis=(1, 2))
+              + np.sum(model.right * m[..., :, :-1] * m[..., :, 1:], axis=(1, 2)))
+    entropy = (np.sum(logZc, axis=1) - np.sum(heff * m, axis=(1, 2))
+               - np.sum(model.down * pairs, axis=(1, 2)))
+    return energy + entropy, m, heff, it, residual
+
+
+def _smf_best(model, tol, max_iter, init, inits, restarts, seed):
+    if init == "mean_field":
+        m0, _, names, _, _, skipped = _mean_field_all(model, tol, max_iter, inits, restarts,
+                                                      seed, None)
+    elif init == "field":
+        m0, names, skipped = np.tanh(model.field)[None], ["field"], None
+    else:
+        raise ValueError(f"init must be 'mean_field' or 'field', got {init!r}")
+    vals, m, heff, it, residual = _smf_run(model, m0, tol, max_iter)
+    b = int(np.argmax(vals))
+    return dict(value=float(vals[b]), m=m[b], heff=heff[b], iterations=it,
+                residual=float(np.max(residual)), converged=bool(np.all(residual < tol)),
+                best_init=names[b], values=vals.tolist(), inits=names, skipped=skipped)
+
+
 def structured_mean_field(model: SpinGlass, *, tol: float = 1e-10, max_iter: int = 10000,
-                          init: str = "mean_field", return_marginals: bool = False):
+                          init: str = "mean_field", inits=MF_INITS, restarts: int = 4, seed=0,
+                          return_marginals: bool = False):
     """Structured mean field lower bound with ``q(x) = Π_c q_c(x[:, c])`` (vertical chains).
 
     Each ``q_c`` is the exact chain distribution with the column's own field and vertical
     couplings plus the mean-field term ``Σ_{j horizontal nbr} θ_ij m_j``. Even columns are updated
     together, then odd columns (block coordinate ascent; the bound never decreases). The value
-    ``E_q[θ] + Σ_c H(q_c)`` is a lower bound at every iterate. ``init="mean_field"`` starts from
-    the naive mean-field solution (so the result is ``>=`` :func:`mean_field`), ``"field"`` from
-    ``m = tanh(field)``. Exact when all horizontal couplings are 0."""
-    R, C = model.shape
-    if init == "mean_field":
-        m, _, _ = _mean_field_run(model, np.tanh(model.field), tol, max_iter)
-    elif init == "field":
-        m = np.tanh(model.field)
-    else:
-        raise ValueError(f"init must be 'mean_field' or 'field', got {init!r}")
-    forest, _ = _column_forest(R, C)
-    Jv = np.zeros((R, C))
-    Jv[1:, :] = model.down                           # coupling of (r, c) to (r-1, c)
-    Jv = Jv.ravel()
-    pairs = np.zeros((R - 1, C))                     # E_q[x_r x_{r+1}] per column
-    logZc = np.zeros(C)
-    heff = np.array(model.field, dtype=float)        # field used for each column's q_c
-    cols = np.arange(C)
-    even = (cols % 2 == 0)
-
-    def lateral(mm):
-        out = np.zeros_like(mm)
-        out[:, :-1] += model.right * mm[:, 1:]
-        out[:, 1:] += model.right * mm[:, :-1]
-        return out
-
-    def update(mask, m):
-        he = model.field + lateral(m)
-        # solve all columns at once (one forest) and keep the columns in ``mask``
-        logZ_all, mean, pair = _columns_infer(forest, he, Jv, R, C)
-        m = np.where(mask[None, :], mean, m)
-        pairs[:, mask] = pair[:, mask]
-        logZc[mask] = logZ_all[mask]
-        heff[:, mask] = he[:, mask]
-        return m
-
-    # Starting from the product distribution with means m (a member of the chain family), each
-    # block update exactly maximises the bound over the updated columns given the others, so the
-    # bound never drops below its value at the start (the naive MF bound for init="mean_field").
-    residual = np.inf
-    it = 0
-    for it in range(1, max_iter + 1):
-        old = m.copy()
-        m = update(even, m)
-        m = update(~even, m)
-        residual = float(np.max(np.abs(m - old)))
-        if residual < tol:
-            break
-    converged = residual < tol
-    if not converged:
-        _warn_unconverged("structured_mean_field", it, residual, tol)
-    # bound: E_q[θ] + Σ_c H(q_c), H(q_c) = logZ_c - <heff, m>_c - <down, pairs>_c
-    energy = (np.sum(model.field * m) + np.sum(model.down * pairs)
-              + np.sum(model.right * m[:, :-1] * m[:, 1:]))
-    entropy = np.sum(logZc) - np.sum(heff * m) - np.sum(model.down * pairs)
-    val = float(energy + entropy)
-    _set_info(method="structured_mean_field", converged=converged, iterations=it,
-              residual=residual)
-    return (val, (1.0 + m) / 2.0) if return_marginals else val
-
-
-def _columns_infer(forest: _Forest, he: np.ndarray, Jv: np.ndarray, R: int, C: int):
-    """Exact inference on every column chain: ``(logZ (C,), E[x] (R, C), E[x_r x_{r+1}]
-    (R-1, C))``."""
-    _, mean, pair = tree_infer(forest, he.ravel(), Jv)
-    mean = mean.reshape(R, C)
-    pair = pair.reshape(R, C)[1:, :]
-    # per-column log Z: recompute from the forest pass per column cheaply via chain recursion
-    a = he[0][:, None] * _SPIN                       # (C, 2) forward messages along rows
-    for r in range(1, R):
-        J = Jv.reshape(R, C)[r][:, None]
-        prev = a
-        a = np.stack([np.logaddexp(J[:, 0] + prev[:, 0], -J[:, 0] + prev[:, 1]),
-                      np.logaddexp(-J[:, 0] + prev[:, 0], J[:, 0] + prev[:, 1])], axis=1)
-        a = a + he[r][:, None] * _SPIN
-    logZ = np.logaddexp(a[:, 0], a[:, 1])
-    return logZ, mean, pair
+    ``E_q[θ] + Σ_c H(q_c)`` is a lower bound at every iterate. ``init="mean_field"``: the ascent
+    is started from **every** converged naive mean-field solution of :func:`mean_field` (same
+    ``inits``, ``restarts``, ``seed``; a batch axis) and the largest bound is returned, so the
+    result is ``>=`` :func:`mean_field` with the same arguments (each start's value is at least
+    its own mean-field value); ``init="field"``: a single start at ``m = tanh(field)``. Exact
+    when all horizontal couplings are 0. ``last_info``: ``best_init``, ``values`` (per start)."""
+    r = _smf_best(model, tol, max_iter, init, inits, restarts, seed)
+    if not r["converged"]:
+        _warn_unconverged("structured_mean_field", r["iterations"], r["residual"], tol)
+    _set_info(method="structured_mean_field", converged=r["converged"],
+              iterations=r["iterations"], residual=r["residual"], best_init=r["best_init"],
+              values=r["values"], inits=r["inits"], skipped=r["skipped"])
+    return (r["value"], (1.0 + r["m"]) / 2.0) if return_marginals else r["value"]
 
 
 # --------------------------------------------------------------------------------------------
 # Negative tree-reweighted bound (Liu & Ihler 2010)
 # --------------------------------------------------------------------------------------------
 
-def ntrw(model: SpinGlass, *, weights=(0.5, 2.0), tol: float = 1e-6,
-         max_iter: int = 200, return_marginals: bool = False):
+def ntrw(model: SpinGlass, *, weights=(0.01, 0.1), tol: float = 1e-6,
+         max_iter: int = 500, inits=MF_INITS, restarts: int = 4, seed=0,
+         return_marginals: bool = False):
     """Negative tree-reweighted lower bound on log Z on the vertical and horizontal comb trees.
 
     What is implemented (the primal form of Liu & Ihler's bound). Reverse Jensen: for weights
@@ -451,25 +622,43 @@ def ntrw(model: SpinGlass, *, weights=(0.5, 2.0), tol: float = 1e-6,
     ``θ^V`` on the vertical comb spanning tree V (all down edges + the right edges of row 0) and
     ``θ^H`` on the horizontal comb H (all right edges + the down edges of column 0) with
     ``ρ_V θ^V + ρ_H θ^H = θ``, convexity of ``Φ = log Z`` gives
-    ``Φ(θ) >= ρ_V Φ(θ^V) + ρ_H Φ(θ^H)`` (``θ^V`` is a convex combination of ``θ`` and ``θ^H``).
-    Edges in one tree only are forced (``θ^V_e = θ_e/ρ_V`` on down edges outside column 0,
-    ``θ^H_e = θ_e/ρ_H`` on right edges outside row 0); the free parameters are ``θ^H`` on every
-    node and on the edges shared by both trees, and ``θ^V`` follows. Both ``Φ`` are exact tree
-    sums; the bound is maximised over the free parameters by L-BFGS (gradient
-    ``ρ_H (μ^H - μ^V)`` on the free coordinates, μ the tree moments). The problem is not concave
-    (difference of convex functions), but **every** point gives a valid lower bound. It is run
-    for each ``a`` in ``weights`` and the best bound is returned; ``a -> 0`` is the structured
-    mean-field limit named by Liu & Ihler. Exact (``θ^V = θ^H = θ``, the start point) when the
-    model's edges all lie in both trees, e.g. a 1 x n or n x 1 chain.
+    ``B_a = ρ_V Φ(θ^V) + ρ_H Φ(θ^H) <= Φ(θ)`` (``θ^V`` is a convex combination of ``θ`` and
+    ``θ^H``). Edges in one tree only are forced (``θ^V_e = θ_e/ρ_V`` on down edges outside
+    column 0, ``θ^H_e = θ_e/ρ_H`` on right edges outside row 0). The free variables are ``θ^V``
+    on every node and on the edges both trees share, and ``θ^H = ((1+a) θ^V - θ)/a`` follows
+    there; this parametrisation keeps the gradient ``(1+a)(μ^V - μ^H)`` (μ = tree moments) on
+    the same scale for every ``a``. Both Φ are exact tree sums; ``B_a`` is maximised by L-BFGS
+    (``max_iter`` iterations, gradient tolerance ``tol``). The problem is not concave, but
+    **every** point is a valid lower bound.
 
-    The returned marginals are the vertical comb's singleton marginals at the optimum (they
-    equal the horizontal comb's at a stationary point). ``last_info`` holds ``weight`` (the best
-    ``a``) and ``bounds`` (one per ``a``)."""
+    **The limiting case.** For ``a > 0`` and ``q`` the V-tree distribution of ``θ^V``,
+    ``B_a <= E_q[θ] + H(q) - a (H_H(q) - H(q)) <= E_q[θ] + H(q)`` (``H_H(q)`` is the entropy of
+    the H-tree distribution with ``q``'s marginals on H, which is ``>= H(q)``), i.e. in this
+    two-tree parametrisation NTRW is at most *structured mean field over V-tree distributions*,
+    and that is what the bound tends to as ``a -> 0`` (its dual). Product-of-vertical-chains
+    distributions are V-tree distributions (zero couplings on the spine, row 0), so the
+    vertical-chain structured mean-field optimum of :func:`structured_mean_field` (same
+    ``inits``/``restarts``/``seed``) is a point of that limit, and its value is a valid lower
+    bound. The returned value is the **best valid bound found** over the limit point and the
+    runs ``a ∈ weights``; each ``a`` is started from whichever of two points has the larger
+    bound: the same structured-MF solution (``θ^V`` = its chain parameters: effective fields,
+    vertical couplings, 0 on the spine) or ``θ^V = θ^H = θ``. Hence NTRW ``>=`` structured MF by
+    construction, and NTRW can exceed it only through the ``a > 0`` runs. Exact (start point
+    ``θ^V = θ^H = θ``) when all edges lie in both trees, e.g. a 1 x n or n x 1 chain.
+
+    Marginals: the vertical comb's singleton marginals at the best ``a > 0`` optimum, or the
+    structured-MF marginals when the limit wins. ``last_info``: ``weight`` (the best ``a``, 0.0
+    for the limit), ``bounds`` (``{a: best bound}``, key 0.0 for the limit), ``smf``."""
     R, C = model.shape
     n = model.n
     src, dst, J = _edges(model)
     E = J.size
     h = model.field.ravel()
+    weights = [float(a) for a in weights]
+    for a in weights:
+        if a <= 0:
+            raise ValueError(f"NTRW weights must be > 0, got {a}")
+    smf = _smf_best(model, 1e-10, 10000, "mean_field", inits, restarts, seed)
     fV, eV = _comb(R, C, vertical=True)
     fH, eH = _comb(R, C, vertical=False)
     inV = np.zeros(E, bool)
@@ -482,52 +671,53 @@ def ntrw(model: SpinGlass, *, weights=(0.5, 2.0), tol: float = 1e-6,
     slotV[eV[eV >= 0]] = np.flatnonzero(eV >= 0)
     slotH = np.full(E, -1)
     slotH[eH[eH >= 0]] = np.flatnonzero(eH >= 0)
-    results = []
+    onlyV = inV & ~inH
+    onlyH = inH & ~inV
+    # structured-MF start: θ^V = the chains' natural parameters (heff on nodes, the model's
+    # vertical couplings on down edges, 0 on the spine's right edges)
+    ER = R * (C - 1)
+    z_smf = np.concatenate([smf["heff"].ravel(), np.where(shared >= ER, J[shared], 0.0)])
+    z_sym = np.concatenate([h, J[shared]])
+    results = [dict(value=smf["value"], a=0.0, marg=(1.0 + smf["m"]) / 2.0,
+                    converged=smf["converged"], nit=smf["iterations"], gnorm=smf["residual"])]
     for a in weights:
-        a = float(a)
-        if a <= 0:
-            raise ValueError(f"NTRW weights must be > 0, got {a}")
         rV, rH = 1.0 + a, -a
         JV_fixed = np.zeros(n)
-        onlyV = inV & ~inH
         JV_fixed[slotV[onlyV]] = J[onlyV] / rV
         JH_fixed = np.zeros(n)
-        onlyH = inH & ~inV
         JH_fixed[slotH[onlyH]] = J[onlyH] / rH
 
-        def unpack(z):
-            hH = z[:n]
-            eHs = z[n:]
-            hV = (h - rH * hH) / rV
-            JH = JH_fixed.copy()
-            JH[slotH[shared]] = eHs
+        def unpack(z, a=a, JV_fixed=JV_fixed, JH_fixed=JH_fixed):
+            hV = z[:n]
+            hH = ((1.0 + a) * hV - h) / a
             JV = JV_fixed.copy()
-            JV[slotV[shared]] = (J[shared] - rH * eHs) / rV
-            return hH, JH, hV, JV
+            JV[slotV[shared]] = z[n:]
+            JH = JH_fixed.copy()
+            JH[slotH[shared]] = ((1.0 + a) * z[n:] - J[shared]) / a
+            return hV, JV, hH, JH
 
-        def fun(z):
-            hH, JH, hV, JV = unpack(z)
+        def fun(z, a=a, unpack=unpack):
+            hV, JV, hH, JH = unpack(z)
             zV, mV, pV = tree_infer(fV, hV, JV)
             zH, mH, pH = tree_infer(fH, hH, JH)
-            val = rV * zV + rH * zH
-            grad = np.concatenate([rH * (mH - mV),
-                                   rH * (pH[slotH[shared]] - pV[slotV[shared]])])
+            val = (1.0 + a) * zV - a * zH
+            grad = (1.0 + a) * np.concatenate([mV - mH, pV[slotV[shared]] - pH[slotH[shared]]])
             return -val, -grad
 
-        z0 = np.concatenate([h, J[shared]])          # θ^H = θ^V = θ on the free coordinates
-        res = scipy.optimize.minimize(fun, z0, jac=True, method="L-BFGS-B",
-                                      options=dict(maxiter=max_iter, gtol=tol, ftol=1e-15))
-        val = -float(res.fun)
-        hH, JH, hV, JV = unpack(res.x)
+        z0 = min((z_smf, z_sym), key=lambda z: fun(z)[0])     # the start with the larger bound
+        best = scipy.optimize.minimize(fun, z0, jac=True, method="L-BFGS-B",
+                                       options=dict(maxiter=max_iter, gtol=tol, ftol=1e-15,
+                                                    maxfun=4 * max_iter))
+        hV, JV, _, _ = unpack(best.x)
         _, mV, _ = tree_infer(fV, hV, JV)
-        results.append((val, a, mV, bool(res.success), int(res.nit),
-                        float(np.max(np.abs(res.jac))) if res.jac is not None else np.nan))
-    best = max(results, key=lambda t: t[0])
-    val, a, mV, ok, nit, gnorm = best
-    if not ok and gnorm > tol:
-        warnings.warn(f"ntrw (a={a}) stopped after {nit} L-BFGS iterations with gradient "
-                      f"{gnorm:.3g} > tol {tol:.3g}; the value is still a valid lower bound but "
-                      f"may not be the tightest", VariationalWarning, stacklevel=2)
-    _set_info(method="ntrw", converged=ok or gnorm <= tol, iterations=nit, residual=gnorm,
-              weight=a, bounds=[r[0] for r in results])
-    return (val, ((1.0 + mV) / 2.0).reshape(R, C)) if return_marginals else val
+        gnorm = float(np.max(np.abs(best.jac)))
+        results.append(dict(value=-float(best.fun), a=a, marg=((1.0 + mV) / 2.0).reshape(R, C),
+                            converged=gnorm <= tol, nit=int(best.nit), gnorm=gnorm))
+    r = max(results, key=lambda t: t["value"])
+    if not r["converged"]:
+        warnings.warn(f"ntrw (a={r['a']}) stopped after {r['nit']} iterations with residual "
+                      f"{r['gnorm']:.3g} > tol; the value is still a valid lower bound but may "
+                      f"not be the tightest", VariationalWarning, stacklevel=2)
+    _set_info(method="ntrw", converged=r["converged"], iterations=r["nit"], residual=r["gnorm"],
+              weight=r["a"], bounds={t["a"]: t["value"] for t in results}, smf=smf["value"])
+    return (r["value"], r["marg"]) if return_marginals else r["value"]

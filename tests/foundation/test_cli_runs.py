@@ -185,3 +185,14 @@ def test_subprocess_readme_path_and_sigterm_resume(tmp_path):
         assert a["streams/rwm/samples"][()].tobytes() == b["streams/rwm/samples"][()].tobytes()
     shown = _mixlab("show", tmp_path / "cut", "--json")
     assert json.loads(shown.stdout)["status"] == "complete"
+
+
+def test_edited_spec_needs_replace_or_force(spec, tmp_path):
+    out = tmp_path / "run"
+    invoke("run", spec, "--out", out, "-q")
+    r = CliRunner().invoke(cli, ["run", str(spec), "dim=2", "--out", str(out)])
+    assert r.exit_code == 1 and "different spec" in r.output
+    r = invoke("run", spec, "dim=2", "--out", out, "-q", "--replace")
+    assert r.exit_code == 0
+    with RunReader(out) as new, RunReader(tmp_path / "run.previous") as old:
+        assert new.stream("rwm").shape[-1] == 2 and old.stream("rwm").shape[-1] == 3

@@ -145,3 +145,90 @@ def test_bad_arguments():
         V.trw(m, rho=0.0)
     with pytest.raises(ValueError):
         V.ntrw(m, weights=(0.0,))
+
+
+# --- multi-start optimisers (strong coupling: the old single-start ascent found domain walls) ---
+
+def _strong(seed, shape=(5, 5)):
+    return random_spin_glass(*shape, field=1.0, coupling=3.0, mixed=False,
+                             rng=np.random.default_rng(300 + seed))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_mean_field_family_near_map_at_strong_coupling(seed):
+    from mixlab.spinglass.map import map_solve
+    m = _strong(seed)
+    lz, _ = brute(m)
+    xmap = float(m.score(map_solve(m)))
+    mf = V.mean_field(m)
+    assert V.last_info["converged"]
+    # the point mass on x* is a start and the ascent is monotone: MF >= max_x θ(x)
+    assert mf >= xmap - 1e-9
+    assert mf <= lz + 1e-9
+    smf = V.structured_mean_field(m)
+    assert mf - 1e-9 <= smf <= lz + 1e-9
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", V.VariationalWarning)
+        nt = V.ntrw(m)
+    assert smf - 1e-9 <= nt <= lz + 1e-9
+    assert V.last_info["bounds"][0.0] == pytest.approx(smf, abs=1e-9)   # the limit point
+    # every a > 0 run is a valid lower bound on its own
+    assert all(b <= lz + 1e-9 for b in V.last_info["bounds"].values())
+
+
+def test_old_single_start_is_stuck_but_multistart_is_not():
+    """Regression: on this model the field-only start converges to a domain-wall optimum far
+    below max θ(x); the multi-start default does not."""
+    from mixlab.spinglass.map import map_solve
+    found = False
+    for seed in range(20):
+        m = _strong(seed, (6, 6))
+        xmap = float(m.score(map_solve(m)))
+        single = V.mean_field(m, inits=("field",), restarts=0)
+        if single < xmap - 2.0:
+            found = True
+            assert V.mean_field(m) >= xmap - 1e-9
+            assert V.structured_mean_field(m) >= V.mean_field(m) - 1e-9
+    assert found   # the test model set does contain a trap for the single start
+
+
+def test_mean_field_map_start_value_is_theta_of_map():
+    """A point-mass start has bound θ(x); zero iterations of ascent must return it."""
+    m = _strong(1)
+    x = np.ones(m.shape)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", V.VariationalWarning)
+        v = V.mean_field(m, init=x, max_iter=1)
+    assert v >= float(m.score(x)) - 1e-9
+    assert V._mf_value(m, x) == pytest.approx(float(m.score(x)), abs=1e-12)
+
+
+def test_chains_infer_matches_tree_infer():
+    rng = np.random.default_rng(11)
+    m = random_spin_glass(5, 3, 1.0, 2.0, True, rng)
+    he = rng.normal(size=(2, 5, 3))
+    forest, _ = V._column_forest(5, 3)
+    Jv = np.zeros((5, 3))
+    Jv[1:] = m.down
+    lz, mean, pair = V._chains_infer(he, m.down)
+    for k in range(2):
+        z, mu, pr = V.tree_infer(forest, he[k].ravel(), Jv.ravel())
+        assert abs(lz[k].sum() - z) < 1e-10
+        assert np.max(np.abs(mean[k].ravel() - mu)) < 1e-10
+        assert np.max(np.abs(pair[k] - pr.reshape(5, 3)[1:])) < 1e-10
+
+
+@pytest.mark.parametrize("schedule", ["sequential", "parallel"])
+def test_bp_schedules_agree_on_weak_coupling(schedule):
+    m = random_spin_glass(4, 4, 1.0, 0.3, True, np.random.default_rng(12))
+    ref = V.bethe_bp(m, schedule="parallel", inits=("zero",))
+    assert abs(V.bethe_bp(m, schedule=schedule) - ref) < 1e-8
+    assert abs(V.trw(m, schedule=schedule) - V.trw(m, schedule="parallel")) < 1e-8
+
+
+def test_bp_picks_lowest_free_energy_fixed_point():
+    m = _strong(0, (6, 6))
+    V.bethe_bp(m)
+    vals, ok = V.last_info["values"], V.last_info["converged_runs"]
+    best = V.bethe_bp(m)
+    assert best == pytest.approx(max(v for v, c in zip(vals, ok) if c))
