@@ -66,7 +66,10 @@ def _data_keys(name="auto", classes=(7, 9), pca=50, subsample=None):
                          help="two labels (relabelled 0/1 in this order); null for kdd99"),
         "pca": Param(pca, int, lo=1, nullable=True, help="PCA components fitted on train"),
         "subsample": Param(subsample, int, lo=2, nullable=True,
-                           help="random subset of this many training rows (seeded)"),
+                           help="random subset of this many training rows"),
+        "subsample_seed": Param(0, int, lo=0,
+                                help="seed of the subset (not the run seed, so that specs "
+                                     "share one posterior and one cached truth)"),
         "test_max": Param(None, int, lo=1, nullable=True, help="use at most this many test points"),
     }
 
@@ -130,8 +133,8 @@ def load_problem(ctx, dspec: dict, mspec: dict):
         raise SpecError("logistic regression needs two classes (data.classes: [a, b])",
                         "data.classes")
     if dspec["subsample"] is not None and dspec["subsample"] < X.shape[0]:
-        idx = np.sort(ctx.rng("data", "subsample").choice(X.shape[0], dspec["subsample"],
-                                                          replace=False))
+        rng = np.random.default_rng(dspec["subsample_seed"])
+        idx = np.sort(rng.choice(X.shape[0], dspec["subsample"], replace=False))
         X, y = X[idx], y[idx]
     Xt, yt = ds.test.X, ds.test.y
     if dspec["test_max"] is not None:

@@ -46,13 +46,14 @@ def _init_theta(init, chains: int, d: int) -> np.ndarray:
 
 
 def mh_decide(post: LogisticPosterior, theta: np.ndarray, prop: np.ndarray, extra: np.ndarray,
-              ll_cur: np.ndarray, u: np.ndarray, mb_rng: np.random.Generator, *, test: str,
+              ll_cur: np.ndarray, u: np.ndarray, mb_seed: int, *, test: str,
               eps: float, m: int, track_errors: bool):
     """The MH accept/reject decision for C chains.
 
     theta, prop (C, d); extra (C,) = log p(θ') - log p(θ) + log q(θ|θ') - log q(θ'|θ) (prior
     and proposal terms); ll_cur (C,) full-data log-likelihood at θ (needed by the exact test
-    and by ``track_errors``; NaN otherwise); u (C,) uniforms.
+    and by ``track_errors``; NaN otherwise); u (C,) uniforms; mb_seed seeds the minibatch
+    orders of the sequential test (a Generator is only built when the test runs).
     The rule: accept iff mean_i l_i > mu0 = (log u - extra) / N.
 
     Returns accept (C,) bool, data_used (C,) float, wrong (C,) bool or None, ll_new (C,) (the
@@ -70,7 +71,7 @@ def mh_decide(post: LogisticPosterior, theta: np.ndarray, prop: np.ndarray, extr
     else:
         res = sequential_test_batch(
             lambda rows, idx: post.lldiff(prop[rows], theta[rows], idx),
-            N, mu0, eps, m, mb_rng)
+            N, mu0, eps, m, np.random.default_rng(mb_seed))
         accept = res.accept
         data_used = res.n_used / N
         wrong = (accept != exact_acc) if track_errors else None
@@ -109,10 +110,10 @@ class RandomWalkMH:
         C, d = theta.shape
         prop = theta + self.sigma * rng.standard_normal((C, d))
         u = rng.random(C)
-        mb_rng = np.random.default_rng(rng.integers(0, 2 ** 63))
+        mb_seed = int(rng.integers(0, 2 ** 63))
         extra = self.post.log_prior(prop) - self.post.log_prior(theta)   # symmetric q cancels
         accept, used, wrong, ll_new = mh_decide(
-            self.post, theta, prop, extra, ll, u, mb_rng, test=self.test, eps=self.eps,
+            self.post, theta, prop, extra, ll, u, mb_seed, test=self.test, eps=self.eps,
             m=self.m, track_errors=self.track_errors)
         theta_new = np.where(accept[:, None], prop, theta)
         stats = {"accept": accept, "data_used": used}
@@ -182,7 +183,7 @@ class SGLD:
         idx = self._minibatch(rng)
         noise = rng.standard_normal((C, d))
         u = rng.random(C)
-        mb_rng = np.random.default_rng(rng.integers(0, 2 ** 63))
+        mb_seed = int(rng.integers(0, 2 ** 63))
         g = self.post.grad_log_posterior(theta, idx)
         prop = theta + 0.5 * a * g + np.sqrt(a) * noise
         if self.correction == "none":
@@ -192,7 +193,7 @@ class SGLD:
                  + sgld_log_q_ratio(self.post, theta, prop, idx, a, grad_theta=g))
         test = "exact" if self.correction == "exact" else "sequential"
         accept, used, wrong, ll_new = mh_decide(
-            self.post, theta, prop, extra, ll, u, mb_rng, test=test, eps=self.eps, m=self.m,
+            self.post, theta, prop, extra, ll, u, mb_seed, test=test, eps=self.eps, m=self.m,
             track_errors=self.track_errors)
         theta_new = np.where(accept[:, None], prop, theta)
         stats = {"accept": accept, "data_used": used}

@@ -459,7 +459,8 @@ def fig_isl(run, fig) -> None:
     note = spec.get("note") or ""
     text = "\n".join([*([note] if note else []), *lines])
     if text:
-        ax.text(0.02, 0.02, text, transform=ax.transAxes, fontsize=7, va="bottom")
+        ax.text(0.02, 0.98, text, transform=ax.transAxes, fontsize=7, va="top",
+                bbox={"facecolor": "white", "alpha": 0.8, "lw": 0})
     ax.legend(fontsize=7, loc="lower right")
     ylo = [np.nanmin(c["y"][c["x"] >= 10]) for c in metrics.get("isl", {}).values()
            if np.any(c["x"] >= 10)]

@@ -149,7 +149,7 @@ def test_bad_arguments():
 
 # --- multi-start optimisers (strong coupling: the old single-start ascent found domain walls) ---
 
-def _strong(seed, shape=(5, 5)):
+def _strong(seed, shape=(4, 4)):
     return random_spin_glass(*shape, field=1.0, coupling=3.0, mixed=False,
                              rng=np.random.default_rng(300 + seed))
 
@@ -169,7 +169,7 @@ def test_mean_field_family_near_map_at_strong_coupling(seed):
     assert mf - 1e-9 <= smf <= lz + 1e-9
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", V.VariationalWarning)
-        nt = V.ntrw(m)
+        nt = V.ntrw(m, max_iter=40)   # the guarantees below hold for any iteration count
     assert smf - 1e-9 <= nt <= lz + 1e-9
     assert V.last_info["bounds"][0.0] == pytest.approx(smf, abs=1e-9)   # the limit point
     # every a > 0 run is a valid lower bound on its own
