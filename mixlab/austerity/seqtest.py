@@ -75,9 +75,9 @@ class UniformOrder:
     (so every minibatch is a simple random sample, without replacement, of the indices not used
     yet -- the test's assumption), generated in chunks of doubling length:
 
-    * up to N/4: i.i.d. uniform candidates, keeping the distinct unused ones in draw order
+    * up to N/2: i.i.d. uniform candidates, keeping the distinct unused ones in draw order
       (sequential sampling without replacement, O(chunk) work, no sort over N);
-    * beyond N/4: the remaining indices of each row are permuted once (cost proportional to
+    * beyond N/2: the remaining indices of each row are permuted once (cost proportional to
       the work already done).
     """
 
@@ -90,13 +90,12 @@ class UniformOrder:
     def _extend(self, rows: np.ndarray, target: int) -> None:
         N, rng, L = self.N, self.rng, self.seq.shape[1]
         k = rows.size
-        if 4 * target > N:                                  # permute what remains, once
+        if 2 * target > N:                                  # permute what remains, once
             rem = N - L
             unused = np.nonzero(~self.used[rows])[1].reshape(k, rem)
-            perm = np.argsort(rng.random((k, rem)), axis=1)
             seq = np.zeros((self.K, N), dtype=np.int64)
             seq[:, :L] = self.seq
-            seq[rows, L:] = np.take_along_axis(unused, perm, axis=1)
+            seq[rows, L:] = rng.permuted(unused, axis=1)    # Fisher-Yates per row
             self.seq, self.full = seq, True
             return
         add = target - L
