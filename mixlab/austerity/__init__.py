@@ -9,4 +9,4 @@
 
 from .seqtest import BatchTestResult, TestResult, sequential_test, sequential_test_batch
 
-__all__ = ["sequential_test", "sequential_test_batch", "TestResult", "BatchTestResult"]
+__all__ = ["BatchTestResult", "TestResult", "sequential_test", "sequential_test_batch"]

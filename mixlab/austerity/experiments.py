@@ -364,9 +364,10 @@ SCHEMA_TSTAT = {
 @_one_blas_thread
 def run_tstat(ctx) -> None:
     from scipy import stats as sst
+
     from .seqtest import t_statistic
     p = ctx.params
-    post, Xt, yt, name = load_problem(ctx, p["data"], p["model"])
+    post, _xt, _yt, _name = load_problem(ctx, p["data"], p["model"])
     N = post.N
     rng = ctx.rng("tstat")
     mode = map_estimate(post)
@@ -446,13 +447,13 @@ SCHEMA_DECISIONS = {
 @_one_blas_thread
 def run_decisions(ctx) -> None:
     p = ctx.params
-    post, Xt, yt, name = load_problem(ctx, p["data"], p["model"])
+    post, _xt, _yt, _name = load_problem(ctx, p["data"], p["model"])
     lap = _laplace(post)
     used, wrong, acc = [], [], []
     for eps in p["eps"]:
         lab = f"eps={eps:g}"
         init = _init_theta(p["init"], post, ctx.rng("init", lab), p["chains"], lap)
-        kw = dict(sigma=p["sigma"], eps=eps, m=p["m"], track_errors=True)
+        kw = {"sigma": p["sigma"], "eps": eps, "m": p["m"], "track_errors": True}
         if p["burn_in"]:
             r0 = ctx.stream(f"burnin/{lab}", RandomWalkMH(post, p["chains"], init=init, **kw),
                             draws=p["burn_in"], record=False, rng=ctx.rng("burnin", lab))
@@ -515,7 +516,7 @@ SCHEMA_RISK = {
 @_one_blas_thread
 def run_risk(ctx) -> None:
     p = ctx.params
-    post, Xt, yt, name = load_problem(ctx, p["data"], p["model"])
+    post, Xt, _yt, _name = load_problem(ctx, p["data"], p["model"])
     truth = _truth(ctx, post, Xt, p["hmc"])
     ctx.store.set_result("truth/pred_floor", float(truth["pred_floor"]))
     lap = _laplace(post) if p["init"] != "zero" else None
@@ -581,7 +582,7 @@ def run_marginals(ctx) -> None:
     p = ctx.params
     if len(p["dims"]) != 2:
         raise SpecError("give exactly two coordinates", "dims")
-    post, Xt, yt, name = load_problem(ctx, p["data"], p["model"])
+    post, Xt, _yt, _name = load_problem(ctx, p["data"], p["model"])
     if max(p["dims"]) >= post.d:
         raise SpecError(f"coordinates must be < d = {post.d}", "dims")
     truth = _truth(ctx, post, Xt, p["hmc"])
@@ -670,17 +671,17 @@ SCHEMA_SGLD = {
 @_one_blas_thread
 def run_sgld(ctx) -> None:
     p = ctx.params
-    post, Xt, yt, name = load_problem(ctx, p["data"], p["model"])
+    post, Xt, _yt, _name = load_problem(ctx, p["data"], p["model"])
     truth = _truth(ctx, post, Xt[:10], p["hmc"])
     ctx.store.set_result("truth/var_floor", float(truth["var_floor"]))
     ctx.store.set_result("truth/var_l1_norm", float(np.abs(truth["var"]).sum()))
     lap = _laplace(post) if p["init"] != "zero" else None
     runs = []
     if p["include_sgld"]:
-        runs.append(("SGLD", dict(correction="none")))
+        runs.append(("SGLD", {"correction": "none"}))
     if p["include_mh"]:
-        runs.append(("MH", dict(correction="exact")))
-    runs += [(f"eps={e:g}", dict(correction="sequential", eps=e)) for e in p["eps"]]
+        runs.append(("MH", {"correction": "exact"}))
+    runs += [(f"eps={e:g}", {"correction": "sequential", "eps": e}) for e in p["eps"]]
     if not runs:
         raise SpecError("nothing to run: enable include_sgld / include_mh or give eps", "eps")
     for lab, kw in runs:
@@ -711,6 +712,13 @@ def fig5_6(run, fig) -> None:
     ys = [c["y"].min() for c in run.metrics().get("variance_l1", {}).values() if len(c["y"])]
     if floor is not None and np.isfinite(floor) and ys and floor > min(ys) / 100:
         ax.axhline(floor, color="0.5", ls=":", lw=1, label="HMC truth MC error")
+    frozen = [lab for lab in run.metrics().get("variance_l1", {})
+              if res.get(f"{lab}/accept", 1.0) < 0.01]
+    if frozen:
+        ax.text(0.02, 0.02 if floor is None else 0.2,
+                f"acceptance < 1% for {', '.join(frozen)}: those chains barely move, their "
+                f"error ≈ Σ var = {res.get('truth/var_l1_norm', float('nan')):.3g}",
+                transform=ax.transAxes, fontsize=7, wrap=True)
     ax.set_xlabel("wall-clock seconds (sampling only)")
     ax.set_ylabel("L1 error of the posterior variance (log scale)")
     ax.set_title(f"SGLD proposals, step size {run.spec['step_size']:g}; data: "

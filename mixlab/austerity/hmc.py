@@ -11,7 +11,7 @@ accept on the change of the Hamiltonian.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["LogisticPosterior", "softplus", "add_bias", "map_estimate", "neg_hessian"]
+__all__ = ["LogisticPosterior", "add_bias", "map_estimate", "neg_hessian", "softplus"]
 
 
 def softplus(a: np.ndarray) -> np.ndarray:

@@ -23,7 +23,7 @@ import numpy as np
 from .logistic import LogisticPosterior
 from .seqtest import UniformOrder, sequential_test_batch
 
-__all__ = ["RandomWalkMH", "SGLD", "mh_decide", "sgld_log_q_ratio", "TESTS"]
+__all__ = ["SGLD", "TESTS", "RandomWalkMH", "mh_decide", "sgld_log_q_ratio"]
 
 TESTS = ("auto", "exact", "sequential")
 

@@ -38,14 +38,21 @@ after 500 of 12,000 points does not pay for a whole permutation), or the given `
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
-from typing import Callable, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 from scipy.special import stdtr, stdtrit
 
-__all__ = ["TestResult", "BatchTestResult", "sequential_test", "sequential_test_batch",
-           "t_statistic", "UniformOrder"]
+__all__ = [
+    "BatchTestResult",
+    "TestResult",
+    "UniformOrder",
+    "sequential_test",
+    "sequential_test_batch",
+    "t_statistic",
+]
 
 
 class TestResult(NamedTuple):
@@ -75,9 +82,9 @@ class UniformOrder:
     (so every minibatch is a simple random sample, without replacement, of the indices not used
     yet -- the test's assumption), generated in chunks of doubling length:
 
-    * up to N/2: i.i.d. uniform candidates, keeping the distinct unused ones in draw order
+    * up to N/4: i.i.d. uniform candidates, keeping the distinct unused ones in draw order
       (sequential sampling without replacement, O(chunk) work, no sort over N);
-    * beyond N/2: the remaining indices of each row are permuted once (cost proportional to
+    * beyond N/4: the remaining indices of each row are permuted once (cost proportional to
       the work already done).
     """
 
@@ -90,7 +97,7 @@ class UniformOrder:
     def _extend(self, rows: np.ndarray, target: int) -> None:
         N, rng, L = self.N, self.rng, self.seq.shape[1]
         k = rows.size
-        if 2 * target > N:                                  # permute what remains, once
+        if 4 * target > N:                                  # permute what remains, once
             rem = N - L
             unused = np.nonzero(~self.used[rows])[1].reshape(k, rem)
             seq = np.zeros((self.K, N), dtype=np.int64)

@@ -4,7 +4,7 @@ references and finite differences."""
 import numpy as np
 import pytest
 
-from mixlab.austerity.logistic import (LogisticPosterior, map_estimate, neg_hessian, softplus)
+from mixlab.austerity.logistic import LogisticPosterior, map_estimate, neg_hessian, softplus
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +71,7 @@ def test_gradients(problem):
 
 
 def test_map_hessian_and_predict(problem):
-    post, X, y = problem
+    post, X, _ = problem
     mode = map_estimate(post)
     assert np.linalg.norm(post.grad_log_posterior(mode[None])[0]) < 1e-2
     H = neg_hessian(post, mode)

@@ -4,8 +4,12 @@
 import numpy as np
 import pytest
 
-from mixlab.austerity.seqtest import (UniformOrder, sequential_test, sequential_test_batch,
-                                      t_statistic)
+from mixlab.austerity.seqtest import (
+    UniformOrder,
+    sequential_test,
+    sequential_test_batch,
+    t_statistic,
+)
 
 
 def test_eps_zero_is_the_exact_decision_including_ties_and_constant_populations():
@@ -28,7 +32,7 @@ def test_eps_zero_is_the_exact_decision_including_ties_and_constant_populations(
             mu0 = exact_mean if kind in (1, 2) else exact_mean * (1 + 1e-12) + 1e-15
         else:
             mu0 = exact_mean + rng.normal(0, 0.02)
-        r = sequential_test(lambda i: L[i], N, mu0, 0.0, 100, rng)
+        r = sequential_test(lambda i, L=L: L[i], N, mu0, 0.0, 100, rng)
         assert r.n_used == N and r.exact_needed
         assert r.accept == (np.sum(L) / N > mu0)
     # a tie on an exactly representable mean rejects
@@ -51,7 +55,8 @@ def test_given_order_and_batch_agree_with_scalar():
 
     batch2 = sequential_test_batch(fn, N, mu0, 0.05, 250, rng, order=orders)
     for k in range(K):
-        r = sequential_test(lambda i: L[k, i], N, mu0[k], 0.05, 250, rng, order=orders[k])
+        r = sequential_test(lambda i, k=k: L[k, i], N, mu0[k], 0.05, 250, rng,
+                            order=orders[k])
         assert r.accept == batch.accept[k] == batch2.accept[k]
         assert r.n_used == batch.n_used[k] == batch2.n_used[k]
         assert r.n_used % 250 == 0 or r.n_used == N
