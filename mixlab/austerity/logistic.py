@@ -14,17 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..numerics import softplus
+
 __all__ = ["LogisticPosterior", "add_bias", "map_estimate", "neg_hessian", "softplus"]
-
-
-def softplus(a: np.ndarray) -> np.ndarray:
-    """log(1 + exp(a)) elementwise, stable for large |a| (same dtype as ``a``)."""
-    out = np.abs(a)
-    np.negative(out, out=out)
-    np.exp(out, out=out)
-    np.log1p(out, out=out)
-    out += np.maximum(a, 0)
-    return out
 
 
 def add_bias(X: np.ndarray) -> np.ndarray:
