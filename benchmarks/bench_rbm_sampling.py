@@ -66,7 +66,8 @@ def _usps_sets():
 
 
 def run(quick: bool) -> list[dict]:
-    from mixlab.rbm import isl, samplers as S
+    from mixlab.rbm import isl
+    from mixlab.rbm import samplers as S
 
     rows = []
     reps = 3 if quick else 7

@@ -15,9 +15,10 @@ import shutil
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -144,7 +145,7 @@ def provenance() -> dict:
         "git_commit": commit,
         "git_dirty": str(dirty),
         "packages": versions,
-        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "python": sys.version.split()[0],
     }
 

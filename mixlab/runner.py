@@ -11,8 +11,9 @@ from __future__ import annotations
 import json
 import pickle
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 import h5py
 import numpy as np

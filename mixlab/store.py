@@ -94,7 +94,7 @@ class RunStore:
     def flush(self) -> None:
         self.f.flush()
 
-    def __enter__(self) -> "RunStore":
+    def __enter__(self) -> RunStore:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -213,7 +213,7 @@ class RunReader:
     def close(self) -> None:
         self.f.close()
 
-    def __enter__(self) -> "RunReader":
+    def __enter__(self) -> RunReader:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -32,7 +32,7 @@ import numpy as np
 from ..errors import SpecError
 from ..generic import log_spaced
 from ..registry import experiment, figure
-from ..schema import ListOf, MapOf, Param
+from ..schema import MapOf, Param
 from .mrf import ApproxGibbs, DenseMRF, ExactGibbs, make_mrf, random_subsets, sweep_exact
 
 PAPER_T = {"exact": 2897, 0.01: 3429, 0.05: 3979, 0.1: 4494, 0.15: 4889, 0.2: 5507, 0.25: 5959}

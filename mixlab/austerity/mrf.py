@@ -111,7 +111,7 @@ class DenseMRF:
         return self.tri.shape[0]
 
     @classmethod
-    def from_tables(cls, logpsi: np.ndarray, D: int) -> "DenseMRF":
+    def from_tables(cls, logpsi: np.ndarray, D: int) -> DenseMRF:
         """Build the model (and its derived tables) from ``logpsi (T, 2, 2, 2)`` in the order of
         :func:`triplets` ``(D)``."""
         tri = triplets(D)

@@ -112,7 +112,8 @@ def _install(f: FileSpec, fill) -> Path:
             verify(f, tmp)
         except DataError as exc:
             raise DataError(f"{exc}; the file was not installed"
-                            + (f" (the previous copy {dest} was kept)" if dest.exists() else ""))
+                            + (f" (the previous copy {dest} was kept)" if dest.exists() else "")
+                            ) from exc
         os.replace(tmp, dest)
     finally:
         if tmp.exists():

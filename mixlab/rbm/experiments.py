@@ -383,7 +383,7 @@ def run_bias(ctx) -> None:
             state, done = res.state, int(n)
             theta = sampler.effective_params(state)[0]  # chain 0's θ⁻
             m = RBM(theta["W"], theta["b"], theta["c"])
-            v = ctx.once(f"ll/{label}/{i:02d}", lambda m=m, i=i: {
+            v = ctx.once(f"ll/{label}/{i:02d}", lambda m=m, i=i, label=label: {
                 k: np.asarray(val) for k, val in
                 _model_ll(m, Xe, llp, ctx.rng("ll", label, i)).items()})
             xs.append(n * p["chains"])

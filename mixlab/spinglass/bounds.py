@@ -44,7 +44,7 @@ class BoundEstimate:
     draws: np.ndarray
 
     @classmethod
-    def of(cls, draws: np.ndarray) -> "BoundEstimate":
+    def of(cls, draws: np.ndarray) -> BoundEstimate:
         draws = np.asarray(draws, dtype=np.float64).ravel()
         se = float(draws.std(ddof=1) / math.sqrt(draws.size)) if draws.size > 1 else float("nan")
         return cls(float(draws.mean()), se, draws)

@@ -88,11 +88,11 @@ class SpinGlass:
         s = s + np.einsum("...rc,rc->...", x[..., :-1, :] * x[..., 1:, :], self.down)
         return s
 
-    def transpose(self) -> "SpinGlass":
+    def transpose(self) -> SpinGlass:
         """The same model on the transposed grid (``C x R``): rows become columns."""
         return SpinGlass(self.field.T, self.down.T, self.right.T)
 
-    def with_field(self, field: np.ndarray) -> "SpinGlass":
+    def with_field(self, field: np.ndarray) -> SpinGlass:
         """A copy with a different field (couplings shared)."""
         return SpinGlass(field, self.right, self.down)
 

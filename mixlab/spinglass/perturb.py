@@ -26,7 +26,7 @@ with True = spin +1.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

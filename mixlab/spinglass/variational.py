@@ -232,7 +232,7 @@ def bethe_bp(model: SpinGlass, *, damping: float = 0.5, tol: float = 1e-10,
     rho = _rho_vector(model, 1.0)
     E = rho.size
     runs = []
-    with warnings.catch_warnings(record=True) as caught:
+    with warnings.catch_warnings(record=True):
         warnings.simplefilter("always", VariationalWarning)
         for name in inits:
             if name not in BP_INITS:

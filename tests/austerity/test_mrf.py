@@ -4,11 +4,26 @@ import numpy as np
 import pytest
 from scipy.special import expit
 
-from mixlab.austerity.mrf import (ApproxGibbs, DenseMRF, ExactGibbs, all_states,
-                                  enumerate_joint, exact_conditionals, joint_counts,
-                                  l1_joint_error, log_odds_all, log_odds_tables, logit, make_mrf,
-                                  random_subsets, subset_codes, sweep_approx, sweep_exact,
-                                  triplets, update_approx)
+from mixlab.austerity.mrf import (
+    ApproxGibbs,
+    DenseMRF,
+    ExactGibbs,
+    all_states,
+    enumerate_joint,
+    exact_conditionals,
+    joint_counts,
+    l1_joint_error,
+    log_odds_all,
+    log_odds_tables,
+    logit,
+    make_mrf,
+    random_subsets,
+    subset_codes,
+    sweep_approx,
+    sweep_exact,
+    triplets,
+    update_approx,
+)
 from mixlab.austerity.seqtest import sequential_test_batch
 
 

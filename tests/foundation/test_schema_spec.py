@@ -1,5 +1,5 @@
 import pytest
-from hypothesis import given, settings, HealthCheck
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mixlab.errors import SpecError

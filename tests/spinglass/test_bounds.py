@@ -5,8 +5,12 @@ import pytest
 
 from mixlab.errors import MixlabError
 from mixlab.spinglass import exact
-from mixlab.spinglass.bounds import (CopyModel, expected_lower_bound, probable_lower_bound,
-                                     upper_bound)
+from mixlab.spinglass.bounds import (
+    CopyModel,
+    expected_lower_bound,
+    probable_lower_bound,
+    upper_bound,
+)
 from mixlab.spinglass.model import random_spin_glass
 
 

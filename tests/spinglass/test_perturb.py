@@ -4,8 +4,12 @@ from scipy import stats
 
 from mixlab.spinglass import exact
 from mixlab.spinglass.model import SpinGlass, random_spin_glass
-from mixlab.spinglass.perturb import (PerturbMAPSampler, UnbiasedSampler,
-                                      exact_conditional_value, mc_value)
+from mixlab.spinglass.perturb import (
+    PerturbMAPSampler,
+    UnbiasedSampler,
+    exact_conditional_value,
+    mc_value,
+)
 
 
 def _chi2_pvalue(model, samples):
