@@ -27,7 +27,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy.special import expit
 
 EMIT_CHOICES = ("binary", "means", "both")
 INIT_CHOICES = ("data", "noise")
@@ -65,7 +64,7 @@ def compute_rates(rbm: Any, X: np.ndarray, block: int = 4096) -> dict[str, np.nd
         xb = np.asarray(X[i:i + block], dtype=_F32)
         hb = xb @ W
         hb += c
-        expit(hb, out=hb)
+        _sigmoid_(hb)
         RW += xb.T @ hb
         Rb += xb.sum(0, dtype=np.float64)
         Rc += hb.sum(0, dtype=np.float64)
@@ -105,6 +104,16 @@ def _gemm_update(A: np.ndarray, x: np.ndarray, h: np.ndarray, scale: np.float32)
         A[...] = out.T
 
 
+def _sigmoid_(a: np.ndarray) -> None:
+    """In-place logistic function of a float32 array, as ``0.5 + 0.5 tanh(a/2)`` (the formula of
+    :func:`mixlab.rbm.model.sigmoid`: SIMD tanh, ~7x faster than scipy's expit, error within float32
+    rounding)."""
+    a *= np.float32(0.5)
+    np.tanh(a, out=a)
+    a *= np.float32(0.5)
+    a += np.float32(0.5)
+
+
 def _bernoulli(p: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """A 0/1 float32 sample of independent Bernoulli(p); draws exactly ``p.size`` float32 uniforms."""
     u = rng.random(p.shape, dtype=_F32)
@@ -123,11 +132,11 @@ def gibbs_sweeps(x: np.ndarray, Wb: np.ndarray, Wf: np.ndarray | None, b: np.nda
     for _ in range(k):
         a = _vis_to_hid(x, Wb, Wf)
         a += c
-        expit(a, out=a)
+        _sigmoid_(a)
         h = _bernoulli(a, rng)
         px = _hid_to_vis(h, Wb, Wf)
         px += b
-        expit(px, out=px)
+        _sigmoid_(px)
         x = _bernoulli(px, rng)
     return x, h, px
 
@@ -377,7 +386,7 @@ class RatesFPCD(_FastWeights):
         x, _, px = gibbs_sweeps(x0, Wb, Wf, b, c, self.k, rng)
         hh = _vis_to_hid(x, Wb, Wf)  # ĥ = E[h | x; θ⁻]
         hh += c
-        expit(hh, out=hh)
+        _sigmoid_(hh)
         self._update(state, x, hh)
         state["x"] = x
         stats = {"flip": np.mean(x != x0, axis=1, dtype=_F32), **self._fast_stats(state)}
