@@ -53,6 +53,15 @@ def _init_spins(shape: tuple, init: str, rng: np.random.Generator) -> np.ndarray
     raise ValueError(f"init must be 'random', 'plus' or 'minus', got {init!r}")
 
 
+def _check_chains_init(chains: int, init: str) -> tuple[int, str]:
+    """Validate the options every sampler here shares; returns (chains, init)."""
+    if chains < 1:
+        raise ValueError(f"chains must be >= 1, got {chains}")
+    if init not in ("random", "plus", "minus"):
+        raise ValueError(f"init must be 'random', 'plus' or 'minus', got {init!r}")
+    return int(chains), init
+
+
 class _Checkerboard:
     """Shared machinery: spins kept as a zero-padded ``(R+2, C+2, chains)`` float32 array (chains
     last, so every neighbour term is a strided slice whose inner runs are contiguous). The grid is
@@ -62,13 +71,7 @@ class _Checkerboard:
 
     def __init__(self, model: SpinGlass, chains: int = 1, init: str = "random",
                  dtype=np.float32):
-        if chains < 1:
-            raise ValueError(f"chains must be >= 1, got {chains}")
-        if init not in ("random", "plus", "minus"):
-            raise ValueError(f"init must be 'random', 'plus' or 'minus', got {init!r}")
-        self.model = model
-        self.chains = int(chains)
-        self.init_mode = init
+        self.model, self.chains, self.init_mode = model, *_check_chains_init(chains, init)
         self.dtype = np.dtype(dtype)
         R, C = model.shape
         self.n = R * C
@@ -191,13 +194,7 @@ class SwendsenWang:
     clusters."""
 
     def __init__(self, model: SpinGlass, chains: int = 1, init: str = "random"):
-        if chains < 1:
-            raise ValueError(f"chains must be >= 1, got {chains}")
-        if init not in ("random", "plus", "minus"):
-            raise ValueError(f"init must be 'random', 'plus' or 'minus', got {init!r}")
-        self.model = model
-        self.chains = int(chains)
-        self.init_mode = init
+        self.model, self.chains, self.init_mode = model, *_check_chains_init(chains, init)
         R, C = model.shape
         self.n = R * C
         idx = np.arange(self.n).reshape(R, C)
