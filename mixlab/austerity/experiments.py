@@ -48,7 +48,7 @@ def _one_blas_thread(fn):
 
     @functools.wraps(fn)
     def wrapper(ctx):
-        try:                                    # threadpoolctl is optional (not a dependency)
+        try:                                    # threadpoolctl: a dependency; tolerate its absence
             from threadpoolctl import threadpool_limits
         except ImportError:
             return fn(ctx)

@@ -450,9 +450,9 @@ def fig_isl(run, fig) -> None:
                  f"{res.get('isl_test_points', '?')} test points", fontsize=9)
     lines = []
     for key, v in sorted(res.items()):
-        if key.startswith("speedup/"):
-            lab = key.split("/", 1)[1]
-            n_at = res.get(f"speedup_n/{lab}")
+        if key.startswith("speedup/") or key.startswith("speedup@"):
+            pre, lab = key.split("/", 1)
+            n_at = res.get(f"speedup_n{pre[len('speedup'):]}/{lab}")
             lines.append(f"{lab} vs {spec['isl'].get('reference')}: " +
                          (f"{v:.3g}x at {n_at} samples" if isinstance(v, float) else
                           f"not reached within budget at {n_at} samples"))

@@ -17,6 +17,10 @@ How the curve is computed (its cost is about that of its last point):
   depends only on the Hamming distance ``d``, so the evaluator keeps, per evaluation point, the
   histogram of its distances to all centres so far (one float32 GEMM ``x sᵀ`` per block, exact for
   0/1 data, then one ``bincount``).  Any number of β is then evaluated exactly from the counts.
+  A record point inside a block does not split the GEMM (the distances are exact integers, so the
+  blocking cannot change them): only the counting is split.  Small pieces are counted by one
+  fancy-index increment per centre, and the thin GEMMs (small blocks, the read-out) run on one
+  BLAS thread (threadpoolctl).
 - **grayscale centres / Gaussian kernel**: a running log-sum-exp ``(max, scaled sum)`` per
   evaluation point and per candidate bandwidth, fed block by block; ``log k`` is affine in x, so
   each block costs one GEMM per β (Bernoulli) or one GEMM in total (Gaussian).
@@ -30,6 +34,7 @@ validation ISL *at that sample count* (``select="per-point"``, the default) or a
 
 from __future__ import annotations
 
+import contextlib
 import math
 
 import numpy as np
@@ -87,6 +92,24 @@ def log_points(max_samples: int, n_points: int = 30) -> np.ndarray:
     if pts[-1] != max_samples:
         pts = np.append(pts, max_samples)
     return pts
+
+
+_BLAS_CTL: list = []
+
+
+def _one_blas_thread():
+    """Context limiting BLAS to one thread (threadpoolctl is optional: a no-op without it).
+    Used for the thin GEMMs (the read-out's (n_eval, ≤D+1)·(≤D+1, n_bw) and small blocks): on
+    a shared 2-core machine the read-out's took ~0.5 ms on one thread and ~5 ms on two."""
+    if not _BLAS_CTL:
+        try:
+            from threadpoolctl import ThreadpoolController
+
+            _BLAS_CTL.append(ThreadpoolController())
+        except Exception:  # not installed, or no BLAS found
+            _BLAS_CTL.append(None)
+    ctl = _BLAS_CTL[0]
+    return contextlib.nullcontext() if ctl is None else ctl.limit(limits=1, user_api="blas")
 
 
 class ISLEvaluator:
@@ -159,6 +182,7 @@ class ISLEvaluator:
         self.rec_test: list[np.ndarray] = []
         self.rec_test_se: list[np.ndarray] = []
         self.hist = None
+        self._hist_buf = None
         self._Eaug = None
         self.m = None
         self.s = None
@@ -183,7 +207,11 @@ class ISLEvaluator:
         if self.mode is None:
             self.mode = mode
             if mode == "hist":
-                self.hist = np.zeros((self.E.shape[0], self.D + 1), np.int64)
+                # the histogram is a view on a buffer with D+1 zeros behind it, so the read-out
+                # can take a length-(D+1) window from any bin without copying
+                nh = self.E.shape[0] * (self.D + 1)
+                self._hist_buf = np.zeros(nh + self.D + 1, np.int64)
+                self.hist = self._hist_buf[:nh].reshape(self.E.shape[0], self.D + 1)
             else:
                 self.m = np.full((self.bandwidths.size, self.E.shape[0]), -np.inf)
                 self.s = np.zeros((self.bandwidths.size, self.E.shape[0]))
@@ -196,6 +224,24 @@ class ISLEvaluator:
         n_total, pos = S.shape[0], 0
         while pos < n_total:
             take = min(n_total - pos, self.chunk)
+            if self.mode == "hist":
+                # one GEMM for the whole chunk (exact integer distances, so the same whatever
+                # the blocking), then the histogram is updated column range by column range
+                # between record points
+                G = self._hist_gemm(np.ascontiguousarray(S[pos:pos + take], dtype=self.dtype))
+                a = 0
+                while a < take:
+                    b = take
+                    if self._next < self.points.size:
+                        b = min(b, a + int(self.points[self._next]) - self.n)
+                    self._hist_add(G[:, a:b])
+                    self.n += b - a
+                    a = b
+                    if self._next < self.points.size and self.n == self.points[self._next]:
+                        self._record(t0 + (t1 - t0) * (pos + a) / n_total)
+                        self._next += 1
+                pos += take
+                continue
             if self._next < self.points.size:
                 take = min(take, int(self.points[self._next]) - self.n)
             self._consume(S[pos:pos + take])
@@ -210,22 +256,7 @@ class ISLEvaluator:
     def _consume(self, S: np.ndarray) -> None:
         Sf = np.ascontiguousarray(S, dtype=self.dtype)
         if self.mode == "hist":
-            # index = row * (D+1) + Hamming distance d = |x| + |s| - 2 x·s, straight out of one
-            # GEMM on augmented operands [x, 1, row*(D+1) + |x|] · [-2 s, |s|, 1] (exact
-            # integers in float32 while below 2^24; float64 otherwise)
-            if self._Eaug is None:
-                rows = np.arange(self.E.shape[0], dtype=np.float64) * (self.D + 1)
-                dt = self.dtype if self.hist.size < 2 ** 24 else np.dtype(np.float64)
-                self._Eaug = np.concatenate(
-                    [self.E, np.ones((self.E.shape[0], 1)), (rows + self.E_sq)[:, None]],
-                    axis=1).astype(dt)
-            dt = self._Eaug.dtype
-            Saug = np.empty((Sf.shape[0], self.D + 2), dt)
-            np.multiply(Sf, -2, out=Saug[:, :self.D], casting="unsafe")
-            Saug[:, self.D] = Sf.sum(1)
-            Saug[:, self.D + 1] = 1
-            idx = (self._Eaug @ Saug.T).astype(np.intp).ravel()
-            self.hist += np.bincount(idx, minlength=self.hist.size).reshape(self.hist.shape)
+            self._consume_hist(Sf)
             return
         if self.kernel == "gaussian":
             G = self.E @ Sf.T
@@ -247,6 +278,52 @@ class ISLEvaluator:
             L = self.E @ lodds.T
             L += logq.sum(1)[None, :]
             self._merge(j, L)
+
+    # blocks of at most this many (evaluation point, centre) pairs are scattered straight into
+    # the histogram (one fancy-index increment per centre) instead of a whole-histogram bincount
+    _SCATTER_MAX = 1 << 17
+    _THIN_B = 128  # blocks of fewer centres: GEMM on one BLAS thread
+
+    def _hist_gemm(self, Sf: np.ndarray) -> np.ndarray:
+        """(n_eval, B) flat histogram indices row * (D+1) + Hamming distance d of every
+        evaluation point to the centres Sf (B, D), d = |x| + |s| - 2 x·s, straight out of one
+        GEMM on augmented operands [x, 1, row*(D+1) + |x|] · [-2 s, |s|, 1] (exact integers in
+        float32 while below 2^24; float64 otherwise)."""
+        if self._Eaug is None:
+            rows = np.arange(self.E.shape[0], dtype=np.float64) * (self.D + 1)
+            dt = self.dtype if self.hist.size < 2 ** 24 else np.dtype(np.float64)
+            self._Eaug = np.concatenate(
+                [self.E, np.ones((self.E.shape[0], 1)), (rows + self.E_sq)[:, None]],
+                axis=1).astype(dt)
+        dt = self._Eaug.dtype
+        B = Sf.shape[0]
+        Saug = np.empty((B, self.D + 2), dt)
+        np.multiply(Sf, -2, out=Saug[:, :self.D], casting="unsafe")
+        Saug[:, self.D] = Sf.sum(1)
+        Saug[:, self.D + 1] = 1
+        # thin GEMMs (small incoming blocks) run on one BLAS thread: threading them cost more
+        # than it saved on a shared 2-core machine
+        with _one_blas_thread() if B < self._THIN_B else contextlib.nullcontext():
+            return self._Eaug @ Saug.T
+
+    def _hist_add(self, G: np.ndarray) -> None:
+        """Count the indices of G (n_eval, B) (a column range of :meth:`_hist_gemm`'s output)
+        into the histogram."""
+        B = G.shape[1]
+        if B == 0:
+            return
+        if G.shape[0] * B <= self._SCATTER_MAX:
+            # a centre's indices are all distinct (one per row), so one fancy-index increment
+            # per centre is exact; avoids allocating and adding a whole-histogram bincount
+            flat = self.hist.reshape(-1)
+            for col in G.T.astype(np.intp, order="C"):
+                flat[col] += 1
+            return
+        idx = G.astype(np.intp).ravel()
+        self.hist += np.bincount(idx, minlength=self.hist.size).reshape(self.hist.shape)
+
+    def _consume_hist(self, Sf: np.ndarray) -> None:
+        self._hist_add(self._hist_gemm(Sf))
 
     def _merge(self, j: int, L: np.ndarray) -> None:
         """Fold a block's (n_eval, B) log-kernel matrix into the running log-sum-exp of
@@ -276,13 +353,20 @@ class ISLEvaluator:
             d0 = np.argmax(nz, axis=1)
             span = int((n_bins - 1 - np.argmax(nz[:, ::-1], axis=1) - d0).max()) + 1
             j = np.arange(span)
-            cols = d0[:, None] + j[None, :]
-            shifted = np.take_along_axis(hist, np.minimum(cols, n_bins - 1), axis=1)
-            shifted = np.where(cols < n_bins, shifted, 0).astype(np.float64)
+            # shifted[t, j] = hist[t, d0_t + j] (0 past the row's end): rows of a sliding
+            # window over the flat histogram, then the few entries that ran into the next row
+            # zeroed
+            win = np.lib.stride_tricks.sliding_window_view(self._hist_buf, span)
+            shifted = win[np.arange(n_eval) * n_bins + d0].astype(np.float64)
+            over = np.flatnonzero(d0 + span > n_bins)
+            if over.size:
+                shifted[over] *= j[None, :] < (n_bins - d0[over])[:, None]
             lam = np.log1p(-self.bandwidths) - np.log(self.bandwidths)  # (n_bw,)
             P = np.exp(j[:, None] * lam[None, :])  # (span, n_bw)
+            with _one_blas_thread():  # small GEMM: threading costs more than it saves
+                Q = shifted @ P
             out = (self.D * np.log(self.bandwidths))[:, None] + lam[:, None] * d0[None, :] \
-                + np.log(shifted @ P).T
+                + np.log(Q).T
         else:
             out = self.m + np.log(self.s)
         return out - math.log(self.n)

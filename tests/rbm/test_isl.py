@@ -161,3 +161,25 @@ def test_speedup_helpers():
     assert r["reached"] and r["speedup"] == pytest.approx(10.0)
     r = isl.coverage_speedup(n, y, np.array([1, 10]), np.array([-92.0, -83.0]))
     assert not r["reached"] and r["lower_bound"] == 100.0
+
+
+@pytest.mark.parametrize("scatter_max", [0, 10 ** 9])
+def test_hist_update_paths_equal_naive(monkeypatch, scatter_max):
+    """Both histogram updates (bincount over the whole histogram; per-centre scatter for small
+    blocks) give the naive ISL, including the read-out's window running past a row's end
+    (centres far from every evaluation point)."""
+    monkeypatch.setattr(isl.ISLEvaluator, "_SCATTER_MAX", scatter_max)
+    rng = np.random.default_rng(8)
+    D = 30
+    Xt, Xv = _binary(rng, 20, D, p=0.1), _binary(rng, 10, D, p=0.1)
+    S = rng.random((90, D)) < 0.9  # far from the sparse data: large distances
+    S[::7] = rng.random((13, D)) < 0.1
+    bws = np.array([0.55, 0.7, 0.9, 0.999])
+    points = [1, 2, 5, 13, 40, 90]
+    ev = isl.ISLEvaluator(Xt, Xv, key="c", bandwidths=bws, points=points, dtype=np.float64)
+    _feed_in_random_blocks(ev, S, rng)
+    t = ev.table()
+    for r, N in enumerate(points):
+        for j, bw in enumerate(bws):
+            assert abs(t["test"][r, j] - isl.isl_naive(Xt, S[:N], bw).mean()) < 1e-9
+            assert abs(t["valid"][r, j] - isl.isl_naive(Xv, S[:N], bw).mean()) < 1e-9
