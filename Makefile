@@ -25,11 +25,16 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check mixlab tests benchmarks
 
-# Offline-capable data sets (from MIXLAB_DATA_MIRROR, or downloaded from their canonical URLs).
+# Offline-capable data sets (from MIXLAB_DATA_MIRROR, or downloaded from their canonical URLs);
+# the figure targets fetch them once (the stamp), loading never downloads by itself.
+DATA_STAMP := $(VENV)/.data-stamp
 data: $(STAMP)
 	$(MIXLAB) data fetch usps
 	$(MIXLAB) data fetch mnist-5k
 	$(MIXLAB) data fetch kdd99
+	touch $(DATA_STAMP)
+$(DATA_STAMP): $(STAMP)
+	$(MAKE) data
 data-full: data
 	$(MIXLAB) data fetch mnist
 	$(MIXLAB) data fetch fashion-mnist
@@ -41,7 +46,7 @@ FIGURES :=
 define figure_rule
 FIGURES += $(1)
 .PHONY: $(1)
-$(1): $(STAMP)
+$(1): $(STAMP) $(DATA_STAMP)
 	$(MIXLAB) run $(2) --scale $(SCALE) --out runs/$(SCALE)/$(1) --replace --quiet
 	$(MIXLAB) plot runs/$(SCALE)/$(1) -o figures/$(SCALE)/$(1).png
 endef
