@@ -82,6 +82,14 @@ def mh_decide(post: LogisticPosterior, theta: np.ndarray, prop: np.ndarray, extr
     return accept, data_used, wrong, ll_new
 
 
+def _init_state(post: LogisticPosterior, theta0: np.ndarray, need_ll: bool) -> dict:
+    """Initial state {"theta": (C, d), "ll": (C,)}; the full-data log-likelihood is computed only
+    when the exact test (or the wrong-decision side computation) needs it, NaN otherwise."""
+    theta = theta0.copy()
+    ll = post.loglik(theta) if need_ll else np.full(theta.shape[0], np.nan)
+    return {"theta": theta, "ll": ll}
+
+
 class RandomWalkMH:
     """Random-walk MH ``θ' = θ + σ ξ`` with the exact or the sequential (ε > 0) MH test.
 
@@ -100,10 +108,7 @@ class RandomWalkMH:
         self.theta0 = _init_theta(init, self.chains, post.d)
 
     def init(self, rng: np.random.Generator) -> dict:
-        theta = self.theta0.copy()
-        need_ll = self.test == "exact" or self.track_errors
-        ll = self.post.loglik(theta) if need_ll else np.full(self.chains, np.nan)
-        return {"theta": theta, "ll": ll}
+        return _init_state(self.post, self.theta0, self.test == "exact" or self.track_errors)
 
     def step(self, state: dict, rng: np.random.Generator):
         theta, ll = state["theta"], state["ll"]
@@ -165,10 +170,8 @@ class SGLD:
         self.theta0 = _init_theta(init, self.chains, post.d)
 
     def init(self, rng: np.random.Generator) -> dict:
-        theta = self.theta0.copy()
-        need_ll = self.correction == "exact" or self.track_errors
-        ll = self.post.loglik(theta) if need_ll else np.full(self.chains, np.nan)
-        return {"theta": theta, "ll": ll}
+        return _init_state(self.post, self.theta0,
+                           self.correction == "exact" or self.track_errors)
 
     def _minibatch(self, rng: np.random.Generator) -> np.ndarray:
         if self.batch == self.post.N:

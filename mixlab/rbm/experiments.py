@@ -201,16 +201,21 @@ def _isl_sets(p: dict, ds) -> tuple[np.ndarray, np.ndarray]:
     return Xt, Xv
 
 
-def run_isl(ctx) -> None:
-    """Train (or load) an RBM, run the samplers, ISL curves, training-set line, speed-ups."""
+def _prepare(ctx):
+    """The set-up every RBM experiment shares: validated params, data (recorded as
+    ``data_used``), binary training set (n, V) and the trained (or loaded, cached) model."""
     p = ctx.params
     validate_samplers(p)
     ds = load_data(p, ctx)
-    Xtr = binary(ds.train.X)
     ctx.store.set_result("data_used", ds.name)
+    return p, ds, binary(ds.train.X), get_model(ctx, ds)
+
+
+def run_isl(ctx) -> None:
+    """Train (or load) an RBM, run the samplers, ISL curves, training-set line, speed-ups."""
+    p, ds, Xtr, rbm = _prepare(ctx)
     ctx.store.set_result("data_sizes", f"train {ds.train.n}, valid {ds.valid.n}, "
                                        f"test {ds.test.n}")
-    rbm = get_model(ctx, ds)
     ctx.store.set_result("hidden", int(rbm.W.shape[1]))
     R = rates_stage(ctx, rbm, Xtr)
     islp = p.get("isl", {"enabled": False})
@@ -355,12 +360,7 @@ def _model_ll(rbm: RBM, X: np.ndarray, llp: dict, rng: np.random.Generator) -> d
 
 def run_bias(ctx) -> None:
     """Test log-likelihood of θ⁻ = θ + θ_F along each sampler's run."""
-    p = ctx.params
-    validate_samplers(p)
-    ds = load_data(p, ctx)
-    Xtr = binary(ds.train.X)
-    ctx.store.set_result("data_used", ds.name)
-    rbm = get_model(ctx, ds)
+    p, ds, Xtr, rbm = _prepare(ctx)
     R = rates_stage(ctx, rbm, Xtr)
     llp = p["ll"]
     Xe = binary(getattr(ds, llp["split"]).X)
