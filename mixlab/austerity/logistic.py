@@ -1,4 +1,4 @@
-"""Bayesian logistic regression with an isotropic Gaussian prior (pure numpy).
+"""Bayesian logistic regression with an isotropic Gaussian prior.
 
 Model: labels ``y_i ∈ {0, 1}``, signs ``s_i = 2 y_i - 1``, features ``x_i`` (d,),
 ``p(y_i | x_i, θ) = σ(s_i x_i·θ)``, prior ``θ ~ N(0, I / precision)`` (default precision 10, as
@@ -7,7 +7,9 @@ intercept is the last coordinate of θ and it is penalised by the same prior as 
 (one isotropic Gaussian over all of θ).
 
 Shapes: ``X`` (N, d) float32 (C-contiguous), ``theta`` (C, d) for C chains (float64 states; the
-data products run in float32 through BLAS and are accumulated in float64).
+data products run in float32 and sums of log-likelihoods are accumulated in float64).  The
+log-likelihoods come from the compiled routines of :mod:`.kernels`; gradients and predictions
+use BLAS.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..numerics import softplus
+from .kernels import loglik_gather, loglik_sums, padded_rows
 
 __all__ = ["LogisticPosterior", "add_bias", "map_estimate", "neg_hessian", "softplus"]
 
@@ -40,7 +43,10 @@ class LogisticPosterior:
             raise ValueError("labels must be 0/1")
         self.X = add_bias(X) if bias else np.ascontiguousarray(X, dtype=np.float32)
         self.s = (2.0 * y - 1.0).astype(np.float32)        # (N,) ±1
-        self.Xs = np.ascontiguousarray(self.X * self.s[:, None])   # signed rows s_i x_i
+        # signed rows s_i x_i, zero-padded to a multiple of 16 columns on 64-byte aligned rows
+        # for the compiled products (a row is then whole SIMD vectors); Xs is the (N, d) view
+        self.Xk = padded_rows(self.X * self.s[:, None])
+        self.Xs = self.Xk[:, :self.X.shape[1]]
         self.precision = float(precision)
         self.bias = bool(bias)
         self.N, self.d = self.X.shape
@@ -62,26 +68,23 @@ class LogisticPosterior:
         return (self.Xs @ th.T).T
 
     def loglik_terms(self, theta: np.ndarray, idx: np.ndarray | None = None) -> np.ndarray:
-        """Per-datum log-likelihoods ``log σ(s_i x_i·θ_c)``.
+        """Per-datum log-likelihoods ``log σ(s_i x_i·θ_c)`` (float32, computed by the compiled
+        routine every sampler shares, :mod:`mixlab.austerity.kernels`).
 
         theta (C, d); idx None (all N data) -> (C, N), idx (n,) shared -> (C, n),
-        or idx (C, n) per chain -> (C, n).  float32."""
-        theta = np.atleast_2d(theta)
+        or idx (C, n) per chain -> (C, n)."""
+        th = self.theta_padded(theta)
         if idx is None:
-            z = self.logits(theta)
-        else:
-            idx = np.asarray(idx)
-            th = np.asarray(theta, dtype=np.float32)
-            if idx.ndim == 1:
-                z = (self.Xs.take(idx, axis=0) @ th.T).T
-            else:
-                z = np.matmul(self.Xs[idx], th[:, :, None])[..., 0]
-        np.negative(z, out=z)
-        return -softplus(z)
+            idx = np.arange(self.N)
+        idx = np.asarray(idx, dtype=np.int64)
+        if idx.ndim == 1:
+            idx = np.broadcast_to(idx, (th.shape[0], idx.size))
+        return loglik_gather(self.Xk, th, np.ascontiguousarray(idx))
 
     def loglik(self, theta: np.ndarray) -> np.ndarray:
-        """(C, d) -> (C,) full-data log-likelihood (float64 accumulation)."""
-        return self.loglik_terms(theta).sum(axis=1, dtype=np.float64)
+        """(C, d) -> (C,) full-data log-likelihood, the float32 terms summed in float64 (one
+        compiled pass over the data for all chains)."""
+        return loglik_sums(self.Xk, self.theta_padded(theta))
 
     def log_posterior(self, theta: np.ndarray) -> np.ndarray:
         """(C, d) -> (C,) unnormalised log posterior."""
@@ -90,20 +93,17 @@ class LogisticPosterior:
 
     def lldiff(self, theta_new: np.ndarray, theta_old: np.ndarray, idx: np.ndarray) -> np.ndarray:
         """Log-likelihood differences ``l_i = log p(x_i|θ'_c) - log p(x_i|θ_c)`` at per-chain
-        indices: theta_new, theta_old (k, d), idx (k, b) -> (k, b) float32.  One batched pass
-        over the gathered rows for both parameter vectors."""
-        th = np.empty((len(theta_new), self.d, 2), dtype=np.float32)
-        th[:, :, 0] = theta_new
-        th[:, :, 1] = theta_old
-        idx = np.asarray(idx)
-        # one (b, d) x (d, 2) GEMM per test: numpy's stacked matmul / einsum on (k, b, d)
-        # measured 3-30x slower than k small BLAS calls for k <= 8, b = 500, d = 51
-        z = np.empty((idx.shape[0], idx.shape[1], 2), dtype=np.float32)
-        for r in range(idx.shape[0]):              # ndarray.take: ~3x faster than X[idx]
-            np.matmul(self.Xs.take(idx[r], axis=0), th[r], out=z[r])
-        np.negative(z, out=z)
-        sp = softplus(z)
-        return sp[..., 1] - sp[..., 0]
+        indices: theta_new, theta_old (k, d), idx (k, b) -> (k, b) float32."""
+        return self.loglik_terms(theta_new, idx) - self.loglik_terms(theta_old, idx)
+
+    def theta_padded(self, theta: np.ndarray) -> np.ndarray:
+        """(C, d) -> (C, W) float32 zero-padded to the width of ``Xk``."""
+        theta = np.atleast_2d(theta)
+        if theta.ndim != 2 or theta.shape[1] != self.d:
+            raise ValueError(f"theta must be (C, {self.d}), got shape {theta.shape}")
+        th = np.zeros((theta.shape[0], self.Xk.shape[1]), np.float32)
+        th[:, :self.d] = theta
+        return th
 
     # ----- gradients ---------------------------------------------------------------------
     def grad_loglik(self, theta: np.ndarray, idx: np.ndarray | None = None) -> np.ndarray:

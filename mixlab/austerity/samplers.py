@@ -13,17 +13,24 @@ stats are per chain (C,):
 
 Random numbers per step are consumed in a fixed order whatever the test (proposal noise, then
 u, then one integer seeding the minibatch orders of the sequential test), so the exact sampler
-and the sequential one with ``eps = 0`` see the same proposals and the same u.
+and the sequential one with ``eps = 0`` see the same proposals and the same u.  The sequential
+test runs compiled (:class:`CompiledSequentialTest`), its minibatch orders drawn in the kernel
+from that seed.
 """
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
+from scipy.special import stdtrit
 
+from .kernels import seqtest_logistic
 from .logistic import LogisticPosterior
-from .seqtest import UniformOrder, sequential_test_batch
+from .seqtest import UniformOrder
 
-__all__ = ["SGLD", "TESTS", "RandomWalkMH", "mh_decide", "sgld_log_q_ratio"]
+__all__ = ["SGLD", "TESTS", "CompiledSequentialTest", "RandomWalkMH", "mh_decide",
+           "sgld_log_q_ratio"]
 
 TESTS = ("auto", "exact", "sequential")
 
@@ -45,15 +52,52 @@ def _init_theta(init, chains: int, d: int) -> np.ndarray:
     return np.array(np.broadcast_to(init, (chains, d)))
 
 
+@lru_cache(maxsize=64)
+def _tcrit2_table(N: int, m: int, eps: float) -> np.ndarray:
+    """Squared Student-t critical values for the test after k+1 minibatches (n = (k+1) m,
+    df = n - 1): ``Phi_df(t)^-1(1 - eps)^2``; +inf where the test may not stop (eps = 0, n < 2)."""
+    n = np.minimum(np.arange(1, -(-N // m) + 1) * m, N)
+    out = np.full(n.shape, np.inf)
+    if eps > 0:
+        ok = n >= 2
+        out[ok] = stdtrit(n[ok] - 1, 1.0 - eps) ** 2
+    out.setflags(write=False)
+    return out
+
+
+class CompiledSequentialTest:
+    """The sequential MH test for C logistic-regression chains, one compiled call per step
+    (:func:`mixlab.austerity.kernels.seqtest_logistic`, the rule of :mod:`.seqtest`)."""
+
+    def __init__(self, post: LogisticPosterior, eps: float, m: int):
+        self.post, self.m = post, int(m)
+        self.tcrit2 = _tcrit2_table(post.N, self.m, float(eps))
+        self.perm = np.arange(post.N, dtype=np.int64)
+        self.swaps = np.empty(post.N, np.int64)
+
+    def __call__(self, theta: np.ndarray, prop: np.ndarray, mu0: np.ndarray, seed: int):
+        """theta, prop (C, d); mu0 (C,); seed (uint64) -> accept (C,) bool, n_used (C,) int64,
+        mean (C,) and standard error (C,) of the l_i at the decision."""
+        C = theta.shape[0]
+        accept = np.zeros(C, bool)
+        n_used = np.zeros(C, np.int64)
+        mean, se = np.zeros(C), np.zeros(C)
+        post = self.post
+        seqtest_logistic(post.Xk, post.theta_padded(prop), post.theta_padded(theta),
+                         np.asarray(mu0, np.float64), self.m, self.tcrit2, np.uint64(seed),
+                         accept, n_used, mean, se, self.perm, self.swaps)
+        return accept, n_used, mean, se
+
+
 def mh_decide(post: LogisticPosterior, theta: np.ndarray, prop: np.ndarray, extra: np.ndarray,
               ll_cur: np.ndarray, u: np.ndarray, mb_seed: int, *, test: str,
-              eps: float, m: int, track_errors: bool):
+              seqtest: CompiledSequentialTest | None, track_errors: bool):
     """The MH accept/reject decision for C chains.
 
     theta, prop (C, d); extra (C,) = log p(θ') - log p(θ) + log q(θ|θ') - log q(θ'|θ) (prior
     and proposal terms); ll_cur (C,) full-data log-likelihood at θ (needed by the exact test
     and by ``track_errors``; NaN otherwise); u (C,) uniforms; mb_seed seeds the minibatch
-    orders of the sequential test (a Generator is only built when the test runs).
+    orders of the sequential test ``seqtest`` (used iff test == "sequential").
     The rule: accept iff mean_i l_i > mu0 = (log u - extra) / N.
 
     Returns accept (C,) bool, data_used (C,) float, wrong (C,) bool or None, ll_new (C,) (the
@@ -69,11 +113,8 @@ def mh_decide(post: LogisticPosterior, theta: np.ndarray, prop: np.ndarray, extr
         data_used = np.ones(C)
         wrong = np.zeros(C, dtype=bool) if track_errors else None
     else:
-        res = sequential_test_batch(
-            lambda rows, idx: post.lldiff(prop[rows], theta[rows], idx),
-            N, mu0, eps, m, np.random.default_rng(mb_seed))
-        accept = res.accept
-        data_used = res.n_used / N
+        accept, n_used, _, _ = seqtest(theta, prop, mu0, mb_seed)
+        data_used = n_used / N
         wrong = (accept != exact_acc) if track_errors else None
     if test == "exact" or track_errors:
         ll_new = np.where(accept, ll_prop, ll_cur)
@@ -106,6 +147,8 @@ class RandomWalkMH:
         self.test = _resolve_test(test, self.eps)
         self.track_errors = bool(track_errors)
         self.theta0 = _init_theta(init, self.chains, post.d)
+        self.seqtest = (CompiledSequentialTest(post, self.eps, self.m)
+                        if self.test == "sequential" else None)
 
     def init(self, rng: np.random.Generator) -> dict:
         return _init_state(self.post, self.theta0, self.test == "exact" or self.track_errors)
@@ -118,8 +161,8 @@ class RandomWalkMH:
         mb_seed = int(rng.integers(0, 2 ** 63))
         extra = self.post.log_prior(prop) - self.post.log_prior(theta)   # symmetric q cancels
         accept, used, wrong, ll_new = mh_decide(
-            self.post, theta, prop, extra, ll, u, mb_seed, test=self.test, eps=self.eps,
-            m=self.m, track_errors=self.track_errors)
+            self.post, theta, prop, extra, ll, u, mb_seed, test=self.test,
+            seqtest=self.seqtest, track_errors=self.track_errors)
         theta_new = np.where(accept[:, None], prop, theta)
         stats = {"accept": accept, "data_used": used}
         if wrong is not None:
@@ -168,6 +211,8 @@ class SGLD:
         self.correction, self.eps, self.m = correction, float(eps), int(m)
         self.track_errors = bool(track_errors) and correction != "none"
         self.theta0 = _init_theta(init, self.chains, post.d)
+        self.seqtest = (CompiledSequentialTest(post, self.eps, self.m)
+                        if correction == "sequential" else None)
 
     def init(self, rng: np.random.Generator) -> dict:
         return _init_state(self.post, self.theta0,
@@ -196,7 +241,7 @@ class SGLD:
                  + sgld_log_q_ratio(self.post, theta, prop, idx, a, grad_theta=g))
         test = "exact" if self.correction == "exact" else "sequential"
         accept, used, wrong, ll_new = mh_decide(
-            self.post, theta, prop, extra, ll, u, mb_seed, test=test, eps=self.eps, m=self.m,
+            self.post, theta, prop, extra, ll, u, mb_seed, test=test, seqtest=self.seqtest,
             track_errors=self.track_errors)
         theta_new = np.where(accept[:, None], prop, theta)
         stats = {"accept": accept, "data_used": used}

@@ -1,0 +1,331 @@
+"""Compiled (numba) inner loops for logistic regression and its sequential MH test.
+
+Why compiled: the sequential test looks at the data in minibatches of m = 500 points and decides
+after every one, so a numpy implementation pays a dozen Python round trips per MH step, each far
+dearer than the 500 dot products it organises (benchmarks/bench_austerity_mh.py measured the
+numpy version at 0.1x the exact sampler's speed).  Here one call runs the whole test for every
+chain: drawing the minibatches, the products, the log-likelihoods, the running moments and the
+t test.
+
+Everything that produces a number the samplers compare goes through the same float32 routine
+:func:`_log_sigmoid_block`, so the exact MH test, the sequential test and ``lldiff`` see
+identical per-datum values.  It is a vectorisable float32 ``log σ(z)``: ``exp`` by Cody-Waite
+range reduction and the Cephes ``expf`` polynomial, ``log1p(t) = 2 atanh(t / (2 + t))`` by its
+odd series (t ∈ [0, 1], so the series argument is at most 1/3); within 4 ulp of the correctly
+rounded value wherever |log σ(z)| > 1e-30 (tests/austerity/test_kernels.py).
+
+Random minibatch orders come from a partial Fisher-Yates shuffle driven by SplitMix64 seeded per
+call and chain, with Lemire's unbiased bounded integers: the points a test reads are a uniformly
+random sample without replacement in random order, as the test assumes.  The permutation array
+is put back to the identity after every call, so a call's order depends on its seed only (runs
+resume to the same bytes without carrying it in the sampler state).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+__all__ = [
+    "log_sigmoid", "loglik_gather", "loglik_sums", "minibatch_orders", "padded_rows",
+    "seqtest_logistic",
+]
+
+# error_model="numpy": float division without a Python zero check (which blocks vectorisation)
+_JIT = {"cache": True, "nogil": True, "boundscheck": False, "error_model": "numpy"}
+# products: reassociation lets LLVM vectorise the length-d dot product
+_JIT_DOT = dict(_JIT, fastmath={"reassoc", "contract"})
+# log σ: FMA contraction only (reassociation would fold the round-to-integer trick away)
+_JIT_EXP = dict(_JIT, fastmath={"contract"})
+
+_CHUNK = 256                       # rows per block: products, then log σ vectorised over the block
+
+_F = np.float32
+_LOG2E = _F(1.44269504088896341)
+_MAGIC = _F(12582912.0)            # 1.5 * 2**23: x + MAGIC - MAGIC rounds x to an integer
+_LN2_HI, _LN2_LO = _F(0.693359375), _F(-2.12194440e-4)
+_E0, _E1, _E2 = _F(1.9875691500e-4), _F(1.3981999507e-3), _F(8.3334519073e-3)
+_E3, _E4, _E5 = _F(4.1665795894e-2), _F(1.6666665459e-1), _F(5.0000001201e-1)
+_A0, _A1, _A2, _A3 = (_F(2.0 / (2 * k + 1)) for k in range(4))
+_A4, _A5, _A6, _A7 = (_F(2.0 / (2 * k + 1)) for k in range(4, 8))
+_XMIN = _F(-88.0)                  # exp(-88) ~ 6e-39 < FLT_MIN: below it log σ(z) = min(z, 0)
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX1, _MIX2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+_S30, _S27, _S31, _S32 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(32)
+_MASK32, _TWO32 = np.uint64(0xFFFFFFFF), np.uint64(1 << 32)
+
+
+def padded_rows(X: np.ndarray, lanes: int = 16, align: int = 64) -> np.ndarray:
+    """(N, d) -> (N, W) float32 copy, W = d rounded up to ``lanes``, zero columns after d, the
+    data ``align``-byte aligned: every row is whole SIMD vectors, so the products below vectorise
+    without scalar remainders.  Parameter vectors must be zero-padded to W alike."""
+    X = np.asarray(X, dtype=np.float32)
+    N, d = X.shape
+    W = -(-d // lanes) * lanes
+    buf = np.zeros(N * W * 4 + align, np.uint8)
+    off = (-buf.ctypes.data) % align
+    out = buf[off:off + N * W * 4].view(np.float32).reshape(N, W)
+    out[:, :d] = X
+    return out
+
+
+@njit(**_JIT_EXP)
+def _log_sigmoid_block(z, out, ebits, poly, n):
+    """out[:n] = log σ(z[:n]) = min(z, 0) - log1p(exp(-|z|)), float32; ebits (int32) and poly
+    (float32) are scratch of length >= n."""
+    for i in range(n):                                 # exp(x), x = -|z| <= 0: x = k ln2 + r
+        x = max(-abs(z[i]), _XMIN)
+        k = (x * _LOG2E + _MAGIC) - _MAGIC
+        r = x - k * _LN2_HI - k * _LN2_LO
+        p = ((((_E0 * r + _E1) * r + _E2) * r + _E3) * r + _E4) * r + _E5
+        poly[i] = p * r * r + r + _F(1.0)
+        ebits[i] = (np.int32(k) + np.int32(127)) << 23  # the float 2**k, as bits
+    scale = ebits.view(np.float32)
+    for i in range(n):
+        t = poly[i] * scale[i]                         # exp(-|z|) in (0, 1]
+        s = t / (_F(2.0) + t)                          # log1p(t) = 2 atanh(s), s <= 1/3
+        s2 = s * s
+        l1p = s * (_A0 + s2 * (_A1 + s2 * (_A2 + s2 * (_A3 + s2 * (_A4 + s2 * (
+            _A5 + s2 * (_A6 + s2 * _A7)))))))
+        zi = z[i]
+        out[i] = (zi if zi < _F(0.0) else _F(0.0)) - l1p
+
+
+@njit(**_JIT_DOT)
+def _dots(X, rows, r0, n, th, z):
+    """z[j] = X[rows[r0 + j]] · th for j < n (rows None-free: an int64 index array)."""
+    d = X.shape[1]
+    for j in range(n):
+        i = rows[r0 + j]
+        s = _F(0.0)
+        for k in range(d):
+            s += X[i, k] * th[k]
+        z[j] = s
+
+
+@njit(**_JIT_DOT)
+def _dots2(X, rows, r0, n, th1, th2, z1, z2):
+    """z1[j], z2[j] = X[rows[r0 + j]] · th1, · th2 for j < n (each row read once)."""
+    d = X.shape[1]
+    for j in range(n):
+        i = rows[r0 + j]
+        s1 = _F(0.0)
+        s2 = _F(0.0)
+        for k in range(d):
+            x = X[i, k]
+            s1 += x * th1[k]
+            s2 += x * th2[k]
+        z1[j] = s1
+        z2[j] = s2
+
+
+@njit(**_JIT_DOT)
+def _dots_range(X, i0, n, th, z):
+    """z[j] = X[i0 + j] · th for j < n."""
+    d = X.shape[1]
+    for j in range(n):
+        s = _F(0.0)
+        for k in range(d):
+            s += X[i0 + j, k] * th[k]
+        z[j] = s
+
+
+@njit(**_JIT)
+def log_sigmoid(z):
+    """log σ(z) for a float32 array (any length), the routine every sampler uses."""
+    n = z.size
+    flat = z.ravel()
+    out = np.empty(n, np.float32)
+    eb = np.empty(n, np.int32)
+    pb = np.empty(n, np.float32)
+    _log_sigmoid_block(flat, out, eb, pb, n)
+    return out.reshape(z.shape)
+
+
+@njit(**_JIT)
+def loglik_sums(Xs, theta):
+    """Full-data log-likelihoods Σ_i log σ(Xs_i · θ_c), accumulated in float64.
+
+    Xs (N, W) float32 signed rows from :func:`padded_rows`; theta (C, W) float32 zero-padded
+    alike -> (C,) float64.  Reads X once per
+    block of rows for all chains."""
+    N = Xs.shape[0]
+    C = theta.shape[0]
+    out = np.zeros(C)
+    z = np.empty(_CHUNK, np.float32)
+    ll = np.empty(_CHUNK, np.float32)
+    eb = np.empty(_CHUNK, np.int32)
+    pb = np.empty(_CHUNK, np.float32)
+    for i0 in range(0, N, _CHUNK):
+        n = min(_CHUNK, N - i0)
+        for c in range(C):
+            _dots_range(Xs, i0, n, theta[c], z)
+            _log_sigmoid_block(z, ll, eb, pb, n)
+            acc = 0.0
+            for j in range(n):
+                acc += ll[j]
+            out[c] += acc
+    return out
+
+
+@njit(**_JIT)
+def loglik_gather(Xs, theta, idx):
+    """Per-datum log σ(Xs_i · θ_c) at per-chain indices: theta (C, d) float32, idx (C, n) int64
+    -> (C, n) float32."""
+    C, n = idx.shape
+    out = np.empty((C, n), np.float32)
+    z = np.empty(_CHUNK, np.float32)
+    eb = np.empty(_CHUNK, np.int32)
+    pb = np.empty(_CHUNK, np.float32)
+    for c in range(C):
+        row = idx[c]
+        for j0 in range(0, n, _CHUNK):
+            b = min(_CHUNK, n - j0)
+            _dots(Xs, row, j0, b, theta[c], z)
+            _log_sigmoid_block(z, out[c, j0:], eb, pb, b)
+    return out
+
+
+@njit(**_JIT)
+def _splitmix(state):
+    """SplitMix64: (new state, 64 random bits)."""
+    state = state + _GOLDEN
+    x = state
+    x = (x ^ (x >> _S30)) * _MIX1
+    x = (x ^ (x >> _S27)) * _MIX2
+    return state, x ^ (x >> _S31)
+
+
+@njit(**_JIT)
+def _below(state, k):
+    """Uniform integer in [0, k), 1 <= k < 2**32, without bias (Lemire 2019)."""
+    ku = np.uint64(k)
+    while True:
+        state, r = _splitmix(state)
+        prod = (r >> _S32) * ku
+        low = prod & _MASK32
+        if low >= ku or low >= (_TWO32 - ku) % ku:
+            return state, np.int64(prod >> _S32)
+
+
+@njit(**_JIT)
+def _chain_state(seed, c):
+    """The RNG state of chain c for a call seeded with ``seed``."""
+    state, _ = _splitmix(np.uint64(seed) ^ (np.uint64(c + 1) * _MIX1))
+    return state
+
+
+@njit(**_JIT)
+def _shuffle_next(state, perm, swaps, j0, j1):
+    """Partial Fisher-Yates: positions j0..j1-1 of perm receive uniformly random picks among the
+    positions not fixed yet; the swap partners go to swaps[j0:j1].  Returns the RNG state."""
+    N = perm.size
+    for j in range(j0, j1):
+        state, r = _below(state, N - j)
+        r += j
+        swaps[j] = r
+        t = perm[j]
+        perm[j] = perm[r]
+        perm[r] = t
+    return state
+
+
+@njit(**_JIT)
+def minibatch_orders(seed, C, N):
+    """(C, N) int64: the orders in which :func:`seqtest_logistic` called with ``seed`` reads the
+    data of each chain (it stops somewhere along them).  For tests and diagnostics."""
+    out = np.empty((C, N), np.int64)
+    swaps = np.empty(N, np.int64)
+    for c in range(C):
+        perm = np.arange(N)
+        _shuffle_next(_chain_state(seed, c), perm, swaps, 0, N)
+        out[c] = perm
+    return out
+
+
+@njit(**_JIT)
+def seqtest_logistic(Xs, th_new, th_old, mu0, m, tcrit2, seed, accept, n_used, mean_out, se_out,
+                     perm, swaps):
+    """The sequential MH test (seqtest.py, paper §4) for C logistic-regression chains.
+
+    Xs (N, W) float32 signed rows (:func:`padded_rows`); th_new, th_old (C, W) float32 proposal
+    and current state, zero-padded alike;
+    mu0 (C,) thresholds; m minibatch size; tcrit2 (ceil(N/m),) squared Student-t critical values
+    for the test after k+1 minibatches (n = (k+1) m, df = n - 1; +inf where the test must not
+    stop); seed: uint64 seeding this call's minibatch orders.
+    Outputs (C,): accept (bool), n_used (int64), mean_out (running mean of the l_i at the
+    decision), se_out (its standard error s; 0 at n = N).  Scratch: perm (N,) int64, which must
+    hold arange(N) and is left so; swaps (N,) int64.
+
+    Each point read costs one pass over its row for both parameter vectors (the products with θ
+    and θ' share the load; caching the values at θ across steps measured no faster).
+    Arithmetic as :func:`mixlab.austerity.seqtest.sequential_test_batch` (pooled moments per
+    minibatch, decision ``mean > mu0`` at n = N, stop when ``(mean - mu0)^2 > tcrit^2 s^2``)."""
+    N = Xs.shape[0]
+    C = th_new.shape[0]
+    zn = np.empty(_CHUNK, np.float32)
+    zo = np.empty(_CHUNK, np.float32)
+    ln = np.empty(_CHUNK, np.float32)
+    lo = np.empty(_CHUNK, np.float32)
+    eb = np.empty(_CHUNK, np.int32)
+    pb = np.empty(_CHUNK, np.float32)
+    lv = np.empty(m, np.float64)
+    for c in range(C):
+        state = _chain_state(seed, c)
+        tn, to = th_new[c], th_old[c]
+        total = 0.0
+        m2 = 0.0
+        n = 0
+        k = 0
+        acc = False
+        se = 0.0
+        mean = 0.0
+        while True:
+            b = min(m, N - n)
+            state = _shuffle_next(state, perm, swaps, n, n + b)   # the next minibatch
+            for j0 in range(0, b, _CHUNK):
+                bb = min(_CHUNK, b - j0)
+                _dots2(Xs, perm, n + j0, bb, tn, to, zn, zo)
+                _log_sigmoid_block(zn, ln, eb, pb, bb)
+                _log_sigmoid_block(zo, lo, eb, pb, bb)
+                for j in range(bb):
+                    lv[j0 + j] = np.float64(ln[j]) - np.float64(lo[j])
+            bsum = 0.0
+            for j in range(b):
+                bsum += lv[j]
+            bmean = bsum / b
+            bm2 = 0.0
+            for j in range(b):
+                dv = lv[j] - bmean
+                bm2 += dv * dv
+            if n:
+                dmu = bmean - total / n
+                m2 += bm2 + dmu * dmu * (n * b / (n + b))
+            else:
+                m2 += bm2
+            total += bsum
+            n += b
+            mean = total / n
+            dd = mean - mu0[c]
+            if n == N:
+                acc = dd > 0
+                se = 0.0
+                break
+            if n >= 2:
+                s2 = max(m2 / (n - 1), 0.0) / n * (1.0 - (n - 1) / (N - 1))
+                if dd * dd > tcrit2[k] * s2:
+                    acc = dd > 0
+                    se = np.sqrt(s2)
+                    break
+            k += 1
+        accept[c] = acc
+        n_used[c] = n
+        mean_out[c] = mean
+        se_out[c] = se
+        for j in range(n - 1, -1, -1):                 # undo the swaps: perm is arange(N) again
+            r = swaps[j]
+            t = perm[j]
+            perm[j] = perm[r]
+            perm[r] = t
+    return accept
