@@ -1,11 +1,12 @@
-"""Compiled (numba) inner loops for logistic regression and its sequential MH test.
+"""Compiled (numba) inner loops of the austerity samplers: logistic regression and its
+sequential MH test, and exact / approximate Gibbs on the dense triplet MRF.
 
 Why compiled: the sequential test looks at the data in minibatches of m = 500 points and decides
 after every one, so a numpy implementation pays a dozen Python round trips per MH step, each far
 dearer than the 500 dot products it organises (benchmarks/bench_austerity_mh.py measured the
 numpy version at 0.1x the exact sampler's speed).  Here one call runs the whole test for every
 chain: drawing the minibatches, the products, the log-likelihoods, the running moments and the
-t test.
+t test; on the MRF one call runs a whole Gibbs sweep.
 
 Everything that produces a number the samplers compare goes through the same float32 routine
 :func:`_log_sigmoid_block`, so the exact MH test, the sequential test and ``lldiff`` see
@@ -27,8 +28,8 @@ import numpy as np
 from numba import njit
 
 __all__ = [
-    "log_sigmoid", "loglik_gather", "loglik_sums", "minibatch_orders", "padded_rows",
-    "seqtest_logistic",
+    "log_sigmoid", "loglik_gather", "loglik_sums", "minibatch_orders", "mrf_sweep_approx",
+    "mrf_sweep_lookup", "padded_rows", "seqtest_logistic",
 ]
 
 # error_model="numpy": float division without a Python zero check (which blocks vectorisation)
@@ -245,6 +246,50 @@ def minibatch_orders(seed, C, N):
 
 
 @njit(**_JIT)
+def _look(lv, b, n, total, m2, mu0, N, tcrit2):
+    """Fold one minibatch lv[:b] into the running moments of a sequential test that has seen n
+    values (sum ``total``, squared deviations ``m2``) and look: the rule of
+    :func:`mixlab.austerity.seqtest.sequential_test_batch`, same arithmetic (pooled moments, the
+    exact decision ``mean > mu0`` at n = N, stop when ``(mean - mu0)^2 > tcrit2 s^2``).
+
+    Returns (n, total, m2, mean, decided, accept, s)."""
+    bsum = 0.0
+    for j in range(b):
+        bsum += lv[j]
+    bmean = bsum / b
+    bm2 = 0.0
+    for j in range(b):
+        dv = lv[j] - bmean
+        bm2 += dv * dv
+    if n:
+        dmu = bmean - total / n
+        m2 += bm2 + dmu * dmu * (n * b / (n + b))
+    else:
+        m2 += bm2
+    total += bsum
+    n += b
+    mean = total / n
+    dd = mean - mu0
+    if n == N:
+        return n, total, m2, mean, True, dd > 0, 0.0
+    if n >= 2:
+        s2 = max(m2 / (n - 1), 0.0) / n * (1.0 - (n - 1) / (N - 1))
+        if dd * dd > tcrit2 * s2:
+            return n, total, m2, mean, True, dd > 0, np.sqrt(s2)
+    return n, total, m2, mean, False, False, 0.0
+
+
+@njit(**_JIT)
+def _unshuffle(perm, swaps, n):
+    """Undo the first n swaps of :func:`_shuffle_next` (perm back to what it was)."""
+    for j in range(n - 1, -1, -1):
+        r = swaps[j]
+        t = perm[j]
+        perm[j] = perm[r]
+        perm[r] = t
+
+
+@njit(**_JIT)
 def seqtest_logistic(Xs, th_new, th_old, mu0, m, tcrit2, seed, accept, n_used, mean_out, se_out,
                      perm, swaps):
     """The sequential MH test (seqtest.py, paper §4) for C logistic-regression chains.
@@ -259,9 +304,8 @@ def seqtest_logistic(Xs, th_new, th_old, mu0, m, tcrit2, seed, accept, n_used, m
     hold arange(N) and is left so; swaps (N,) int64.
 
     Each point read costs one pass over its row for both parameter vectors (the products with θ
-    and θ' share the load; caching the values at θ across steps measured no faster).
-    Arithmetic as :func:`mixlab.austerity.seqtest.sequential_test_batch` (pooled moments per
-    minibatch, decision ``mean > mu0`` at n = N, stop when ``(mean - mu0)^2 > tcrit^2 s^2``)."""
+    and θ' share the load; caching the values at θ across steps measured no faster).  The test
+    itself is :func:`_look` after every minibatch."""
     N = Xs.shape[0]
     C = th_new.shape[0]
     zn = np.empty(_CHUNK, np.float32)
@@ -278,9 +322,6 @@ def seqtest_logistic(Xs, th_new, th_old, mu0, m, tcrit2, seed, accept, n_used, m
         m2 = 0.0
         n = 0
         k = 0
-        acc = False
-        se = 0.0
-        mean = 0.0
         while True:
             b = min(m, N - n)
             state = _shuffle_next(state, perm, swaps, n, n + b)   # the next minibatch
@@ -291,41 +332,97 @@ def seqtest_logistic(Xs, th_new, th_old, mu0, m, tcrit2, seed, accept, n_used, m
                 _log_sigmoid_block(zo, lo, eb, pb, bb)
                 for j in range(bb):
                     lv[j0 + j] = np.float64(ln[j]) - np.float64(lo[j])
-            bsum = 0.0
-            for j in range(b):
-                bsum += lv[j]
-            bmean = bsum / b
-            bm2 = 0.0
-            for j in range(b):
-                dv = lv[j] - bmean
-                bm2 += dv * dv
-            if n:
-                dmu = bmean - total / n
-                m2 += bm2 + dmu * dmu * (n * b / (n + b))
-            else:
-                m2 += bm2
-            total += bsum
-            n += b
-            mean = total / n
-            dd = mean - mu0[c]
-            if n == N:
-                acc = dd > 0
-                se = 0.0
+            n, total, m2, mean, done, acc, se = _look(lv, b, n, total, m2, mu0[c], N,
+                                                      tcrit2[k])
+            if done:
                 break
-            if n >= 2:
-                s2 = max(m2 / (n - 1), 0.0) / n * (1.0 - (n - 1) / (N - 1))
-                if dd * dd > tcrit2[k] * s2:
-                    acc = dd > 0
-                    se = np.sqrt(s2)
-                    break
             k += 1
         accept[c] = acc
         n_used[c] = n
         mean_out[c] = mean
         se_out[c] = se
-        for j in range(n - 1, -1, -1):                 # undo the swaps: perm is arange(N) again
-            r = swaps[j]
-            t = perm[j]
-            perm[j] = perm[r]
-            perm[r] = t
+        _unshuffle(perm, swaps, n)                     # perm is arange(N) again
     return accept
+
+
+# ------------------------------------------------------------------------------------------------
+# dense triplet MRF (mrf.py): exact Gibbs by pair-table lookup and approximate Gibbs (paper §5)
+
+@njit(**_JIT)
+def _mrf_term(delta, pj, pk, x, i, q):
+    """Term q of variable i's log-odds in state x (D,): delta[i, q, 2 x[pj] + x[pk]]."""
+    return delta[i, q, 2 * x[pj[i, q]] + x[pk[i, q]]]
+
+
+@njit(**_JIT)
+def _mrf_quadratic(Q, h, x, i):
+    """Exact log-odds of x_i by the quadratic form: h_i + x^T Q_i x, x (D,) uint8."""
+    D = x.size
+    acc = 0.0
+    for j in range(D):
+        if x[j]:
+            row = 0.0
+            for k in range(D):
+                if x[k]:
+                    row += Q[i, j, k]
+            acc += row
+    return h[i] + acc
+
+
+@njit(**_JIT)
+def mrf_sweep_lookup(delta, pj, pk, X, LU):
+    """Exact systematic-scan Gibbs sweep summing the N pair-table terms per update (the paper's
+    cost model), in place.  delta (D, N, 4) float64, pj, pk (D, N) int64; X (B, D) uint8;
+    LU (B, D) logit(u): x_i = 1 iff LU < L_i(x)."""
+    B, D = X.shape
+    N = delta.shape[1]
+    for i in range(D):
+        for b in range(B):
+            x = X[b]
+            L = 0.0
+            for q in range(N):
+                L += _mrf_term(delta, pj, pk, x, i, q)
+            x[i] = LU[b, i] < L
+
+
+@njit(**_JIT)
+def mrf_sweep_approx(delta, pj, pk, Q, h, X, mu0, m, tcrit2, seed, n_out, p_out, perm, swaps):
+    """Approximate systematic-scan Gibbs sweep (paper §5), in place: for chain b and variable i
+    the sequential test (:func:`_look`, minibatches of m pairs drawn without replacement) decides
+    whether the mean of the N terms exceeds mu0[b, i] = logit(u) / N; x_i = 1 iff it does.
+
+    delta, pj, pk as :func:`mrf_sweep_lookup`; Q (D, D, D), h (D,) the quadratic form, used only
+    when p_out is (B, D) (it then receives the exact conditional log-odds at each update; pass a
+    (0, 0) array otherwise).  X (B, D) uint8; mu0 (B, D); tcrit2 (ceil(N/m),); seed uint64: the
+    test of (b, i) reads the order :func:`minibatch_orders` gives index b * D + i.  n_out (B, D)
+    int64 receives the terms each test read.  Scratch: perm = arange(N) (left so), swaps (N,)."""
+    B, D = X.shape
+    N = delta.shape[1]
+    lv = np.empty(m, np.float64)
+    track = p_out.shape[0] > 0
+    # variable-major: the B chains' tests of variable i share its tables (D = 100: 230 kB per
+    # variable, 23 MB in all), read in random order, so the chains after the first find them
+    # in cache (chain-major measured 10x slower per term)
+    for i in range(D):
+        for b in range(B):
+            x = X[b]
+            if track:
+                p_out[b, i] = _mrf_quadratic(Q, h, x, i)
+            state = _chain_state(seed, b * D + i)
+            total = 0.0
+            m2 = 0.0
+            n = 0
+            k = 0
+            while True:
+                bb = min(m, N - n)
+                state = _shuffle_next(state, perm, swaps, n, n + bb)
+                for j in range(bb):
+                    lv[j] = _mrf_term(delta, pj, pk, x, i, perm[n + j])
+                n, total, m2, mean, done, acc, se = _look(lv, bb, n, total, m2, mu0[b, i], N,
+                                                          tcrit2[k])
+                if done:
+                    break
+                k += 1
+            x[i] = acc
+            n_out[b, i] = n
+            _unshuffle(perm, swaps, n)

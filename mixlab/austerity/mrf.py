@@ -37,13 +37,15 @@ chains at once; chains are the batch axis)
 ---------------------------------------------------------------------------------------------
 * :class:`ExactGibbs` — ``impl="quadratic"`` (the fast form above) or ``impl="lookup"`` (sums the
   N pair-table terms per update: the cost model of the paper's implementation).
-* :class:`ApproxGibbs` — §5: draw u, ``mu0 = log(u/(1-u)) / N``, and
-  :func:`mixlab.austerity.seqtest.sequential_test_batch` (the project's one sequential test)
+* :class:`ApproxGibbs` — §5: draw u, ``mu0 = log(u/(1-u)) / N``, and the sequential test
   decides whether the mean of the N terms exceeds mu0, reading minibatches of ``m`` pairs
-  without replacement; ``x_i = 1`` iff it says so.  ``eps = 0`` is exact Gibbs.
+  without replacement; ``x_i = 1`` iff it says so.  ``eps = 0`` is exact Gibbs.  Sweeps run
+  compiled (:mod:`.kernels`, the rule of :func:`mixlab.austerity.seqtest.sequential_test_batch`);
+  :func:`update_approx` is the same update in numpy on the shared test function (the reference
+  the kernel is tested against).
 
 Both samplers draw, at the start of every sweep, the uniforms ``U = rng.random((B, D))`` (one
-per update) and then (approximate only) the minibatch orders from the same generator.  The pure
+per update) and then (approximate only) one integer seeding the minibatch orders.  The pure
 functions :func:`sweep_exact` and :func:`sweep_approx` take U explicitly, so the identity
 "approximate with eps = 0 is exact Gibbs" is tested on the very same random numbers.
 
@@ -59,7 +61,8 @@ from itertools import combinations
 import numpy as np
 from scipy.special import expit
 
-from .seqtest import sequential_test_batch
+from .kernels import mrf_sweep_approx, mrf_sweep_lookup
+from .seqtest import sequential_test_batch, tcrit2_table
 
 __all__ = ["DenseMRF", "make_mrf", "triplets", "sweep_exact", "sweep_approx", "ExactGibbs",
            "ApproxGibbs", "update_approx", "pair_terms", "enumerate_joint", "exact_conditionals", "log_odds_all",
@@ -248,13 +251,15 @@ def sweep_exact(model: DenseMRF, X: np.ndarray, U: np.ndarray, impl: str = "quad
             if p_out is not None:
                 p_out[:, i] = expit(L)
     elif impl == "lookup":
-        ar4 = 4 * np.arange(model.N)[None, :]
-        for i in range(D):
-            s = 2 * X[:, model.pj[i]] + X[:, model.pk[i]]
-            L = model.delta[i].reshape(-1)[ar4 + s].sum(axis=1)
-            X[:, i] = LU[:, i] < L
-            if p_out is not None:
+        if p_out is not None:
+            for i in range(D):
+                L = log_odds_tables(model, X, i)
+                X[:, i] = LU[:, i] < L
                 p_out[:, i] = expit(L)
+        else:                                           # compiled: the paper's cost model
+            if X.dtype != np.uint8 or not X.flags.c_contiguous:
+                raise ValueError("X must be a C-contiguous uint8 array")
+            mrf_sweep_lookup(model.delta, model.pj, model.pk, X, np.ascontiguousarray(LU))
     else:
         raise ValueError(f"impl must be 'quadratic' or 'lookup', got {impl!r}")
     return X
@@ -277,17 +282,16 @@ def update_approx(model: DenseMRF, X: np.ndarray, i: int, mu0: np.ndarray, eps: 
 
 def sweep_approx(model: DenseMRF, X: np.ndarray, U: np.ndarray, eps: float, m: int,
                  rng: np.random.Generator, p_out: np.ndarray | None = None,
-                 n_out: np.ndarray | None = None, orders: str = "permute") -> np.ndarray:
-    """One systematic-scan approximate Gibbs sweep (§5), in place.
+                 n_out: np.ndarray | None = None) -> np.ndarray:
+    """One systematic-scan approximate Gibbs sweep (§5), in place, compiled
+    (:func:`mixlab.austerity.kernels.mrf_sweep_approx`).
 
-    For each variable i and chain b: ``mu0 = log(u/(1-u)) / N`` and
-    :func:`~mixlab.austerity.seqtest.sequential_test_batch` (vectorised over the chains,
-    minibatches of ``m`` pairs) decides whether the mean of the N terms ``d_i`` exceeds mu0;
-    ``x_i = 1`` iff it does.  Every test reads its own uniformly random order of the pairs, drawn
-    from ``rng``: ``orders="permute"`` draws all (B, D) permutations of the sweep in one
-    vectorised call (``rng.permuted``) before the first update (the orders do not depend on the
-    state); ``orders="lazy"`` lets the test draw them lazily (seqtest.UniformOrder; less random
-    numbers at large eps but more Python work per minibatch: measured ~10x slower here).
+    For each variable i and chain b: ``mu0 = log(u/(1-u)) / N`` and the sequential test
+    (minibatches of ``m`` pairs without replacement; the rule of
+    :func:`~mixlab.austerity.seqtest.sequential_test_batch`, which :func:`update_approx` runs in
+    numpy) decides whether the mean of the N terms ``d_i`` exceeds mu0; ``x_i = 1`` iff it does.
+    Every test reads its own uniformly random order of the pairs, drawn in the kernel from one
+    seed taken from ``rng``.
 
     X : (B, D) uint8 (modified in place).  U : (B, D) uniforms.  p_out : optional (B, D) exact
     conditionals ``P(x_i=1|x_-i)`` at each update (costs one quadratic form per update).
@@ -295,21 +299,17 @@ def sweep_approx(model: DenseMRF, X: np.ndarray, U: np.ndarray, eps: float, m: i
     """
     D, N = model.D, model.N
     B = X.shape[0]
-    mu0_all = logit(U) / N
-    Xf = X.astype(np.float64) if p_out is not None else None
-    if orders == "permute":
-        perm = rng.permuted(np.broadcast_to(np.arange(N, dtype=np.int64), (D, B, N)), axis=2)
-    elif orders != "lazy":
-        raise ValueError(f"orders must be 'permute' or 'lazy', got {orders!r}")
-    for i in range(D):
-        if p_out is not None:
-            p_out[:, i] = expit(model.h[i] + np.einsum("bk,bk->b", Xf @ model.Q[i], Xf))
-        res = update_approx(model, X, i, mu0_all[:, i], eps, m, rng,
-                            order=perm[i] if orders == "permute" else None)
-        if Xf is not None:
-            Xf[:, i] = res.accept
-        if n_out is not None:
-            n_out[:, i] = res.n_used
+    if X.dtype != np.uint8 or not X.flags.c_contiguous:
+        raise ValueError("X must be a C-contiguous uint8 array")
+    mu0 = np.ascontiguousarray(logit(U) / N)
+    n = np.empty((B, D), np.int64) if n_out is None else n_out
+    L = np.empty((B, D)) if p_out is not None else np.empty((0, 0))
+    seed = np.uint64(rng.integers(0, 2 ** 63))
+    perm, swaps = np.arange(N, dtype=np.int64), np.empty(N, np.int64)
+    mrf_sweep_approx(model.delta, model.pj, model.pk, model.Q, model.h, X, mu0, int(m),
+                     tcrit2_table(N, int(m), float(eps)), seed, n, L, perm, swaps)
+    if p_out is not None:
+        p_out[:] = expit(L)
     return X
 
 

@@ -20,14 +20,11 @@ from that seed.
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import numpy as np
-from scipy.special import stdtrit
 
 from .kernels import seqtest_logistic
 from .logistic import LogisticPosterior
-from .seqtest import UniformOrder
+from .seqtest import UniformOrder, tcrit2_table
 
 __all__ = ["SGLD", "TESTS", "CompiledSequentialTest", "RandomWalkMH", "mh_decide",
            "sgld_log_q_ratio"]
@@ -52,26 +49,13 @@ def _init_theta(init, chains: int, d: int) -> np.ndarray:
     return np.array(np.broadcast_to(init, (chains, d)))
 
 
-@lru_cache(maxsize=64)
-def _tcrit2_table(N: int, m: int, eps: float) -> np.ndarray:
-    """Squared Student-t critical values for the test after k+1 minibatches (n = (k+1) m,
-    df = n - 1): ``Phi_df(t)^-1(1 - eps)^2``; +inf where the test may not stop (eps = 0, n < 2)."""
-    n = np.minimum(np.arange(1, -(-N // m) + 1) * m, N)
-    out = np.full(n.shape, np.inf)
-    if eps > 0:
-        ok = n >= 2
-        out[ok] = stdtrit(n[ok] - 1, 1.0 - eps) ** 2
-    out.setflags(write=False)
-    return out
-
-
 class CompiledSequentialTest:
     """The sequential MH test for C logistic-regression chains, one compiled call per step
     (:func:`mixlab.austerity.kernels.seqtest_logistic`, the rule of :mod:`.seqtest`)."""
 
     def __init__(self, post: LogisticPosterior, eps: float, m: int):
         self.post, self.m = post, int(m)
-        self.tcrit2 = _tcrit2_table(post.N, self.m, float(eps))
+        self.tcrit2 = tcrit2_table(post.N, self.m, float(eps))
         self.perm = np.arange(post.N, dtype=np.int64)
         self.swaps = np.empty(post.N, np.int64)
 

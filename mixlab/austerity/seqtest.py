@@ -52,6 +52,7 @@ __all__ = [
     "sequential_test",
     "sequential_test_batch",
     "t_statistic",
+    "tcrit2_table",
 ]
 
 
@@ -145,6 +146,20 @@ class UniformOrder:
 def _t_crit(df: int, eps: float) -> float:
     """Critical value: Phi_df(t_crit) = 1 - eps (Student-t, df degrees of freedom)."""
     return float(stdtrit(df, 1.0 - eps))
+
+
+@lru_cache(maxsize=64)
+def tcrit2_table(N: int, m: int, eps: float) -> np.ndarray:
+    """Squared critical values for the looks of a test with minibatches of m: entry k is
+    ``t_crit(n - 1, eps)^2`` at n = min((k+1) m, N) values seen, +inf where the test may not
+    stop (eps = 0, n < 2).  (ceil(N/m),) float64, read-only; the compiled tests use it."""
+    n = np.minimum(np.arange(1, -(-N // m) + 1) * m, N)
+    out = np.full(n.shape, np.inf)
+    if eps > 0:
+        ok = n >= 2
+        out[ok] = stdtrit(n[ok] - 1, 1.0 - eps) ** 2
+    out.setflags(write=False)
+    return out
 
 
 def _as_batch_fn(L) -> Callable:

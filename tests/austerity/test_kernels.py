@@ -75,3 +75,37 @@ def test_compiled_test_equals_reference_on_the_same_orders(post, eps, m):
     assert agree == n_total
     if eps == 0.0:
         assert (n_used == post.N).all()
+
+
+@pytest.mark.parametrize("eps", [0.0, 0.05, 0.2])
+def test_compiled_mrf_sweep_equals_reference_updates_on_the_same_orders(eps):
+    """The compiled approximate sweep equals D calls of the numpy update (seqtest.py's test on
+    the pair terms) given the orders the kernel drew; also its conditionals (p_out)."""
+    from scipy.special import expit
+
+    from mixlab.austerity.mrf import log_odds_all, logit, make_mrf, sweep_approx, update_approx
+
+    D, B, m = 15, 6, 9
+    model = make_mrf(D, 0.4, "std", np.random.default_rng(5))
+    rng = np.random.default_rng(6)
+    X = (rng.random((B, D)) < 0.5).astype(np.uint8)
+    for sweep in range(6):
+        U = rng.random((B, D))
+        seed_rng = np.random.default_rng(sweep)
+        seed = np.uint64(np.random.default_rng(sweep).integers(0, 2 ** 63))
+        orders = minibatch_orders(seed, B * D, model.N).reshape(B, D, model.N)
+        Xr = X.copy()
+        n_ref = np.empty((B, D), np.int64)
+        p_ref = np.empty((B, D))
+        for i in range(D):
+            p_ref[:, i] = expit(log_odds_all(model, Xr)[:, i])
+            r = update_approx(model, Xr, i, logit(U[:, i]) / model.N, eps, m, None,
+                              order=orders[:, i])
+            n_ref[:, i] = r.n_used
+        n_k, p_k = np.empty((B, D), np.int64), np.empty((B, D))
+        sweep_approx(model, X, U, eps, m, seed_rng, p_out=p_k, n_out=n_k)
+        assert np.array_equal(X, Xr)
+        assert np.array_equal(n_k, n_ref)
+        assert np.allclose(p_k, p_ref, rtol=0, atol=1e-12)
+        if eps == 0.0:
+            assert (n_k == model.N).all()
