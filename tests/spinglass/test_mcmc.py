@@ -1,7 +1,11 @@
 """MCMC samplers against exact distributions on a 3x3 grid (512 states), and MarginalError."""
 
+import copy
+
 import numpy as np
 import pytest
+import scipy.sparse
+import scipy.sparse.csgraph
 
 from mixlab.spinglass import mcmc as M
 from mixlab.spinglass.model import SpinGlass, random_spin_glass
@@ -101,6 +105,114 @@ def test_sw_without_couplings_is_exact_independent_sampling():
     st, d, _ = s.step(st, rng)   # every spin is its own cluster: one step is an exact draw
     p1 = 1 / (1 + np.exp(-2 * f))
     assert np.max(np.abs(d["samples"].mean(0) - p1)) < 4 * np.sqrt(0.25 / 4000)
+
+
+def _components_min_site(R, C, right, down):
+    """Reference clusters of one bond set with scipy: ``right (R, C-1)``, ``down (R-1, C)`` bool
+    -> (n,) smallest site of each site's connected component."""
+    n = R * C
+    idx = np.arange(n).reshape(R, C)
+    a = np.concatenate([idx[:, :-1][right], idx[:-1, :][down]])
+    b = np.concatenate([idx[:, 1:][right], idx[1:, :][down]])
+    g = scipy.sparse.coo_matrix((np.ones(a.size), (a, b)), shape=(n, n))
+    _, lab = scipy.sparse.csgraph.connected_components(g, directed=False)
+    first = np.full(lab.max() + 1, n)
+    np.minimum.at(first, lab, np.arange(n))
+    return first[lab]
+
+
+def _kernel(x, C, sign, pbond, field, u):
+    """Run the compiled SW kernel on copies; returns (new x, samples, changed, labels)."""
+    x = np.array(x, np.float32)
+    K, n = x.shape
+    samples = np.empty((K, n), bool)
+    changed = np.empty(K, np.int64)
+    labels = np.full((K, n), -1, np.int32)
+    M._sw_sweep(x, C, sign.astype(np.float32), pbond.astype(np.float32),
+                field.astype(np.float32), u, samples, changed, labels)
+    return x, samples, changed, labels
+
+
+def _serpentine(R, C):
+    """Bonds of a snake through the grid (row 0 left to right, down at the right end, row 1 right
+    to left, ...): one cluster whose smallest site is reached last by a row-major union-find."""
+    right = np.ones((R, C - 1), bool)
+    down = np.zeros((R - 1, C), bool)
+    down[::2, -1] = True
+    down[1::2, 0] = True
+    return right, down
+
+
+@pytest.mark.parametrize("R,C", [(1, 1), (1, 7), (7, 1), (3, 3), (4, 9), (9, 4), (12, 12)])
+def test_sw_cluster_labels_equal_connected_components(R, C):
+    """Union-find labelling = scipy's components, on random bond sets of several densities (and a
+    serpentine and a comb): bonds are forced by x = +1, sign = +1 and pbond ∈ {0, 1}. The unused
+    right-edge slots of the last column get pbond = 1 and must be ignored."""
+    rng = np.random.default_rng(R * 100 + C)
+    n = R * C
+    cases = [(rng.random((R, C - 1)) < d, rng.random((R - 1, C)) < d)
+             for d in (0.2, 0.45, 0.5, 0.55, 0.8, 1.0) for _ in range(30)]
+    cases.append(_serpentine(R, C))
+    comb = (np.zeros((R, C - 1), bool), np.ones((R - 1, C), bool))
+    comb[0][-1] = True                      # teeth (columns) joined only along the last row
+    cases.append(comb)
+    K = len(cases)
+    pbond = np.ones((K, 2 * n - C))
+    for k, (right, down) in enumerate(cases):
+        pbond[k, :n].reshape(R, C)[:, :-1] = right
+        pbond[k, n:] = down.ravel()
+    u = rng.random((K, 3 * n - C), dtype=np.float32)
+    for k in range(K):          # pbond differs per case: one kernel call per chain
+        _, _, _, labels = _kernel(np.ones((1, n)), C, np.ones(2 * n - C), pbond[k],
+                                  np.zeros(n), u[k:k + 1])
+        assert np.array_equal(labels[0], _components_min_site(R, C, *cases[k])), k
+
+
+def _sw_reference(model, x, u):
+    """The Swendsen-Wang update written plainly in numpy + scipy (the pre-kernel implementation's
+    arithmetic), driven by the kernel's uniforms ``u (K, 3n - C)``. x (K, R, C) ±1."""
+    K, (R, C) = x.shape[0], model.shape
+    n = R * C
+    pb_r = (-np.expm1(-2.0 * np.abs(model.right))).astype(np.float32)
+    pb_d = (-np.expm1(-2.0 * np.abs(model.down))).astype(np.float32)
+    u_cl = u[:, :n]
+    u_r = u[:, n:2 * n].reshape(K, R, C)[:, :, :-1]
+    u_d = u[:, 2 * n:].reshape(K, R - 1, C)
+    new = np.empty_like(x)
+    labels = np.empty((K, n), np.int64)
+    for k in range(K):
+        right = (model.right * x[k, :, :-1] * x[k, :, 1:] > 0) & (u_r[k] < pb_r)
+        down = (model.down * x[k, :-1, :] * x[k, 1:, :] > 0) & (u_d[k] < pb_d)
+        lab = _components_min_site(R, C, right, down)
+        xf = x[k].ravel()
+        h = np.bincount(lab, weights=xf * model.field.ravel(), minlength=n)
+        keep = u_cl[k] < 1.0 / (1.0 + np.exp(-2.0 * h))         # read at each cluster's root
+        new[k] = (xf * np.where(keep[lab], 1.0, -1.0)).reshape(R, C)
+        labels[k] = lab
+    return new, labels
+
+
+@pytest.mark.parametrize("coupling", [0.3, 1.5, 6.0])
+@pytest.mark.parametrize("mixed", [False, True])
+def test_sw_step_equals_plain_reference(coupling, mixed):
+    """A whole SwendsenWang.step (bonds from spins and signed couplings, clusters, one flip per
+    cluster from the field sum) equals the plain numpy/scipy update fed the same uniforms."""
+    for R, C in ((5, 8), (1, 6), (6, 1)):
+        model = random_spin_glass(R, C, 1.0, coupling, mixed, np.random.default_rng(7))
+        s = M.SwendsenWang(model, chains=64)
+        rng = np.random.default_rng(3)
+        st = s.init(rng)
+        for _ in range(3):
+            x0 = st["x"].copy()
+            u = copy.deepcopy(rng).random((64, 3 * model.n - C), dtype=np.float32)  # step's
+            st, d, stats = s.step(st, rng)
+            want, want_labels = _sw_reference(model, x0.astype(float), u)
+            assert np.array_equal(st["x"], want)
+            assert np.array_equal(d["samples"], want > 0)
+            assert np.array_equal(stats["accept"] * model.n,
+                                  np.count_nonzero((x0 != want).reshape(64, -1), axis=1))
+            _, _, _, labels = _kernel(x0.reshape(64, -1), C, s.sign, s.pbond, s.field, u)
+            assert np.array_equal(labels, want_labels)
 
 
 def test_reproducible_and_init_modes():
