@@ -16,11 +16,11 @@ How the curve is computed (its cost is about that of its last point):
 - **binary centres** (bool draws, Bernoulli kernel): ``log k(x|s) = D log β − d (log β − log(1−β))``
   depends only on the Hamming distance ``d``, so the evaluator keeps, per evaluation point, the
   histogram of its distances to all centres so far (one float32 GEMM ``x sᵀ`` per block, exact for
-  0/1 data, then one ``bincount``).  Any number of β is then evaluated exactly from the counts.
+  0/1 data, giving flat histogram indices, then a compiled count, row by row:
+  :mod:`mixlab.rbm.kernels`).  Any number of β is then evaluated exactly from the counts.
   A record point inside a block does not split the GEMM (the distances are exact integers, so the
-  blocking cannot change them): only the counting is split.  Small pieces are counted by one
-  fancy-index increment per centre, and the thin GEMMs (small blocks, the read-out) run on one
-  BLAS thread (threadpoolctl).
+  blocking cannot change them): only the counting is split.  The thin GEMMs (small blocks, the
+  read-out) run on one BLAS thread (threadpoolctl).
 - **grayscale centres / Gaussian kernel**: a running log-sum-exp ``(max, scaled sum)`` per
   evaluation point and per candidate bandwidth, fed block by block; ``log k`` is affine in x, so
   each block costs one GEMM per β (Bernoulli) or one GEMM in total (Gaussian).
@@ -39,6 +39,8 @@ import math
 
 import numpy as np
 from scipy.special import logsumexp
+
+from mixlab.rbm.kernels import hist_count, hist_window
 
 KERNELS = ("bernoulli", "gaussian")
 
@@ -182,7 +184,6 @@ class ISLEvaluator:
         self.rec_test: list[np.ndarray] = []
         self.rec_test_se: list[np.ndarray] = []
         self.hist = None
-        self._hist_buf = None
         self._Eaug = None
         self.m = None
         self.s = None
@@ -207,11 +208,7 @@ class ISLEvaluator:
         if self.mode is None:
             self.mode = mode
             if mode == "hist":
-                # the histogram is a view on a buffer with D+1 zeros behind it, so the read-out
-                # can take a length-(D+1) window from any bin without copying
-                nh = self.E.shape[0] * (self.D + 1)
-                self._hist_buf = np.zeros(nh + self.D + 1, np.int64)
-                self.hist = self._hist_buf[:nh].reshape(self.E.shape[0], self.D + 1)
+                self.hist = np.zeros((self.E.shape[0], self.D + 1), np.int64)
             else:
                 self.m = np.full((self.bandwidths.size, self.E.shape[0]), -np.inf)
                 self.s = np.zeros((self.bandwidths.size, self.E.shape[0]))
@@ -234,7 +231,7 @@ class ISLEvaluator:
                     b = take
                     if self._next < self.points.size:
                         b = min(b, a + int(self.points[self._next]) - self.n)
-                    self._hist_add(G[:, a:b])
+                    self._hist_add(G, a, b)
                     self.n += b - a
                     a = b
                     if self._next < self.points.size and self.n == self.points[self._next]:
@@ -279,9 +276,6 @@ class ISLEvaluator:
             L += logq.sum(1)[None, :]
             self._merge(j, L)
 
-    # blocks of at most this many (evaluation point, centre) pairs are scattered straight into
-    # the histogram (one fancy-index increment per centre) instead of a whole-histogram bincount
-    _SCATTER_MAX = 1 << 17
     _THIN_B = 128  # blocks of fewer centres: GEMM on one BLAS thread
 
     def _hist_gemm(self, Sf: np.ndarray) -> np.ndarray:
@@ -306,21 +300,16 @@ class ISLEvaluator:
         with _one_blas_thread() if B < self._THIN_B else contextlib.nullcontext():
             return self._Eaug @ Saug.T
 
-    def _hist_add(self, G: np.ndarray) -> None:
-        """Count the indices of G (n_eval, B) (a column range of :meth:`_hist_gemm`'s output)
-        into the histogram."""
-        B = G.shape[1]
-        if B == 0:
+    def _hist_add(self, G: np.ndarray, a: int = 0, b: int | None = None) -> None:
+        """Count the indices in the columns a:b of G (n_eval, B) (:meth:`_hist_gemm`'s output)
+        into the histogram: compiled, row by row (:func:`mixlab.rbm.kernels.hist_count`)."""
+        b = G.shape[1] if b is None else b
+        if b <= a:
             return
-        if G.shape[0] * B <= self._SCATTER_MAX:
-            # a centre's indices are all distinct (one per row), so one fancy-index increment
-            # per centre is exact; avoids allocating and adding a whole-histogram bincount
-            flat = self.hist.reshape(-1)
-            for col in G.T.astype(np.intp, order="C"):
-                flat[col] += 1
-            return
-        idx = G.astype(np.intp).ravel()
-        self.hist += np.bincount(idx, minlength=self.hist.size).reshape(self.hist.shape)
+        bad = hist_count(G, a, b, self.hist)
+        if bad:
+            raise RuntimeError(f"{bad} Hamming-histogram indices out of range: the distance "
+                               "GEMM was not exact")
 
     def _consume_hist(self, Sf: np.ndarray) -> None:
         self._hist_add(self._hist_gemm(Sf))
@@ -347,20 +336,9 @@ class ISLEvaluator:
             # log Σ_d h[t,d] β^(D-d) (1-β)^d = D log β + d0_t λ + log Σ_j h[t, d0_t + j] e^(jλ),
             # λ = log((1-β)/β) < 0, d0_t = the smallest distance seen from point t: every term
             # is <= its count and the j = 0 term is >= 1, so one float64 GEMM does it stably.
-            hist = self.hist
-            n_eval, n_bins = hist.shape
-            nz = hist > 0
-            d0 = np.argmax(nz, axis=1)
-            span = int((n_bins - 1 - np.argmax(nz[:, ::-1], axis=1) - d0).max()) + 1
-            j = np.arange(span)
-            # shifted[t, j] = hist[t, d0_t + j] (0 past the row's end): rows of a sliding
-            # window over the flat histogram, then the few entries that ran into the next row
-            # zeroed
-            win = np.lib.stride_tricks.sliding_window_view(self._hist_buf, span)
-            shifted = win[np.arange(n_eval) * n_bins + d0].astype(np.float64)
-            over = np.flatnonzero(d0 + span > n_bins)
-            if over.size:
-                shifted[over] *= j[None, :] < (n_bins - d0[over])[:, None]
+            # shifted[t, j] = hist[t, d0_t + j] (0 past the row's end), compiled
+            d0, shifted = hist_window(self.hist)
+            j = np.arange(shifted.shape[1])
             lam = np.log1p(-self.bandwidths) - np.log(self.bandwidths)  # (n_bw,)
             P = np.exp(j[:, None] * lam[None, :])  # (span, n_bw)
             with _one_blas_thread():  # small GEMM: threading costs more than it saves

@@ -163,12 +163,11 @@ def test_speedup_helpers():
     assert not r["reached"] and r["lower_bound"] == 100.0
 
 
-@pytest.mark.parametrize("scatter_max", [0, 10 ** 9])
-def test_hist_update_paths_equal_naive(monkeypatch, scatter_max):
-    """Both histogram updates (bincount over the whole histogram; per-centre scatter for small
-    blocks) give the naive ISL, including the read-out's window running past a row's end
-    (centres far from every evaluation point)."""
-    monkeypatch.setattr(isl.ISLEvaluator, "_SCATTER_MAX", scatter_max)
+@pytest.mark.parametrize("chunk", [3, 2048])
+def test_hist_update_paths_equal_naive(chunk):
+    """The histogram path gives the naive ISL whether a GEMM block holds a few centres or
+    several record points, including the read-out's window running past a row's end (centres
+    far from every evaluation point)."""
     rng = np.random.default_rng(8)
     D = 30
     Xt, Xv = _binary(rng, 20, D, p=0.1), _binary(rng, 10, D, p=0.1)
@@ -176,7 +175,8 @@ def test_hist_update_paths_equal_naive(monkeypatch, scatter_max):
     S[::7] = rng.random((13, D)) < 0.1
     bws = np.array([0.55, 0.7, 0.9, 0.999])
     points = [1, 2, 5, 13, 40, 90]
-    ev = isl.ISLEvaluator(Xt, Xv, key="c", bandwidths=bws, points=points, dtype=np.float64)
+    ev = isl.ISLEvaluator(Xt, Xv, key="c", bandwidths=bws, points=points, dtype=np.float64,
+                          chunk=chunk)
     _feed_in_random_blocks(ev, S, rng)
     t = ev.table()
     for r, N in enumerate(points):
