@@ -8,9 +8,10 @@ numpy version at 0.1x the exact sampler's speed).  Here one call runs the whole 
 chain: drawing the minibatches, the products, the log-likelihoods, the running moments and the
 t test; on the MRF one call runs a whole Gibbs sweep.
 
-Everything that produces a number the samplers compare goes through the same float32 routine
-:func:`_log_sigmoid_block`, so the exact MH test, the sequential test and ``lldiff`` see
-identical per-datum values.  It is a vectorisable float32 ``log σ(z)``: ``exp`` by Cody-Waite
+Every log-likelihood the samplers compare goes through the same float32 routine
+:func:`_log_sigmoid_block` (the products before it are summed in a vectorised order that may
+differ in the last bit between kernels, which can move an MH decision only when the mean
+difference is within ~1e-7 relative of the threshold).  It is a vectorisable float32 ``log σ(z)``: ``exp`` by Cody-Waite
 range reduction and the Cephes ``expf`` polynomial, ``log1p(t) = 2 atanh(t / (2 + t))`` by its
 odd series (t ∈ [0, 1], so the series argument is at most 1/3); within 4 ulp of the correctly
 rounded value wherever |log σ(z)| > 1e-30 (tests/austerity/test_kernels.py).

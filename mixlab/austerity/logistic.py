@@ -50,6 +50,11 @@ class LogisticPosterior:
         self.precision = float(precision)
         self.bias = bool(bias)
         self.N, self.d = self.X.shape
+        # first calls of the compiled kernels load (or compile) them: do it here, not inside a
+        # sampler's wall-clock budget
+        zero = np.zeros((1, self.d))
+        self.loglik(zero)
+        self.loglik_terms(zero, np.zeros((1, 1), np.int64))
 
     # ----- prior -------------------------------------------------------------------------
     def log_prior(self, theta: np.ndarray) -> np.ndarray:

@@ -316,6 +316,18 @@ def sweep_approx(model: DenseMRF, X: np.ndarray, U: np.ndarray, eps: float, m: i
 # ------------------------------------------------------------------------------------------------
 # samplers (mixlab sampler contract: init(rng) -> state; step(state, rng) -> state, draws, stats)
 
+def _warm_up(model: DenseMRF, impl: str) -> None:
+    """Run one throwaway sweep of one chain so the compiled kernel is loaded (or compiled) when a
+    sampler is built, not inside its wall-clock budget."""
+    X = np.zeros((1, model.D), np.uint8)
+    U = np.full((1, model.D), 0.5)
+    if impl == "lookup":
+        sweep_exact(model, X, U, "lookup")
+    elif impl == "approx":
+        sweep_approx(model, X, U, 0.1, 500, np.random.default_rng(0))
+        sweep_approx(model, X, U, 0.1, 500, np.random.default_rng(0), p_out=np.empty((1, model.D)))
+
+
 class ExactGibbs:
     """Exact systematic-scan Gibbs on a :class:`DenseMRF`, ``chains`` chains at once.
 
@@ -329,6 +341,7 @@ class ExactGibbs:
         if impl not in ("quadratic", "lookup"):
             raise ValueError(f"impl must be 'quadratic' or 'lookup', got {impl!r}")
         self.model, self.chains, self.impl, self.track = model, int(chains), impl, bool(track)
+        _warm_up(model, impl)
 
     def init(self, rng: np.random.Generator) -> dict:
         return {"x": (rng.random((self.chains, self.model.D)) < 0.5).astype(np.uint8)}
@@ -364,6 +377,7 @@ class ApproxGibbs:
             raise ValueError(f"m must be >= 1, got {m}")
         self.model, self.chains, self.eps, self.m = model, int(chains), float(eps), int(m)
         self.track = bool(track)
+        _warm_up(model, "approx")
 
     def init(self, rng: np.random.Generator) -> dict:
         return {"x": (rng.random((self.chains, self.model.D)) < 0.5).astype(np.uint8)}

@@ -58,6 +58,8 @@ class CompiledSequentialTest:
         self.tcrit2 = tcrit2_table(post.N, self.m, float(eps))
         self.perm = np.arange(post.N, dtype=np.int64)
         self.swaps = np.empty(post.N, np.int64)
+        zero = np.zeros((1, post.d))                   # load/compile the kernel now, untimed
+        self(zero, zero, np.zeros(1), 0)
 
     def __call__(self, theta: np.ndarray, prop: np.ndarray, mu0: np.ndarray, seed: int):
         """theta, prop (C, d); mu0 (C,); seed (uint64) -> accept (C,) bool, n_used (C,) int64,
