@@ -96,7 +96,7 @@ def _log_sigmoid_block(z, out, ebits, poly, n):
 
 @njit(**_JIT_DOT)
 def _dots(X, rows, r0, n, th, z):
-    """z[j] = X[rows[r0 + j]] · th for j < n (rows None-free: an int64 index array)."""
+    """z[j] = X[rows[r0 + j]] · th for j < n (rows: an int64 index array)."""
     d = X.shape[1]
     for j in range(n):
         i = rows[r0 + j]
@@ -150,8 +150,7 @@ def loglik_sums(Xs, theta):
     """Full-data log-likelihoods Σ_i log σ(Xs_i · θ_c), accumulated in float64.
 
     Xs (N, W) float32 signed rows from :func:`padded_rows`; theta (C, W) float32 zero-padded
-    alike -> (C,) float64.  Reads X once per
-    block of rows for all chains."""
+    alike -> (C,) float64.  Each block of rows is read from memory once for all chains."""
     N = Xs.shape[0]
     C = theta.shape[0]
     out = np.zeros(C)
@@ -173,8 +172,8 @@ def loglik_sums(Xs, theta):
 
 @njit(**_JIT)
 def loglik_gather(Xs, theta, idx):
-    """Per-datum log σ(Xs_i · θ_c) at per-chain indices: theta (C, d) float32, idx (C, n) int64
-    -> (C, n) float32."""
+    """Per-datum log σ(Xs_i · θ_c) at per-chain indices: Xs (N, W) as :func:`loglik_sums`,
+    theta (C, W) float32 zero-padded, idx (C, n) int64 -> (C, n) float32."""
     C, n = idx.shape
     out = np.empty((C, n), np.float32)
     z = np.empty(_CHUNK, np.float32)

@@ -325,7 +325,8 @@ def _warm_up(model: DenseMRF, impl: str) -> None:
         sweep_exact(model, X, U, "lookup")
     elif impl == "approx":
         sweep_approx(model, X, U, 0.1, 500, np.random.default_rng(0))
-        sweep_approx(model, X, U, 0.1, 500, np.random.default_rng(0), p_out=np.empty((1, model.D)))
+        sweep_approx(model, X, U, 0.1, 500, np.random.default_rng(0),
+                     p_out=np.empty((1, model.D)))
 
 
 class ExactGibbs:
