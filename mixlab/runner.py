@@ -3,15 +3,19 @@
 The stream is cut into blocks of a fixed number of draws (fixed by the spec, never by timing),
 so evaluators always see the same blocks and a run resumed from any checkpoint produces the same
 bytes as one that was never interrupted. Checkpoints are written at block boundaries, at most
-every ``checkpoint_seconds`` of wall time, and at the end.
+every ``checkpoint_seconds`` of wall time, and at the end.  Writing a block and its checkpoint
+is a critical section: SIGINT/SIGTERM arriving meanwhile are held and delivered right after it,
+so an interrupt can never leave the old checkpoint deleted and the new one half-written.
 """
 
 from __future__ import annotations
 
 import json
 import pickle
+import signal
 import time
 from collections.abc import Iterable
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -138,23 +142,51 @@ def run_stream(store: RunStore, name: str, sampler: Any, rng: np.random.Generato
         for k, v in stat_buf.items():
             stat_sums[k] = stat_sums.get(k, 0.0) + float(np.sum(np.mean(
                 v.reshape(len(v), -1), axis=1)))
-        _append(g, writers, buf, stat_buf, times, record)
-        for ev in evaluators:
-            ev.update(buf, count, elapsed)
         done = (draws is not None and count >= draws) or (seconds is not None and
                                                           elapsed >= seconds)
-        if done or time.perf_counter() - last_ck >= checkpoint_seconds:
-            stats_mean = {k: s / max(count, 1) for k, s in stat_sums.items()}
-            _checkpoint(g, state, rng, evaluators, count, elapsed, stat_sums, stats_mean,
-                        complete=done)
-            store.flush()
-            last_ck = time.perf_counter()
+        with _signals_held():
+            _append(g, writers, buf, stat_buf, times, record)
+            for ev in evaluators:
+                ev.update(buf, count, elapsed)
+            if done or time.perf_counter() - last_ck >= checkpoint_seconds:
+                stats_mean = {k: s / max(count, 1) for k, s in stat_sums.items()}
+                _checkpoint(g, state, rng, evaluators, count, elapsed, stat_sums, stats_mean,
+                            complete=done)
+                store.flush()
+                last_ck = time.perf_counter()
     g.attrs["draws"] = count
     g.attrs["seconds"] = elapsed
     g.attrs["thin"] = thin
     stats_mean = {k: s / max(count, 1) for k, s in stat_sums.items()}
     _write_curves(store, evaluators)
     return StreamResult(count, elapsed, state, stats_mean)
+
+
+_HELD_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+@contextmanager
+def _signals_held():
+    """Hold SIGINT and SIGTERM inside the block (record them, deliver them again on exit, where
+    their usual handlers raise KeyboardInterrupt or mixlab's termination).  Outside the main
+    thread, where handlers cannot be set, the block runs unprotected."""
+    got: list[int] = []
+
+    def hold(signum, frame):
+        got.append(signum)
+
+    try:
+        old = {s: signal.signal(s, hold) for s in _HELD_SIGNALS}
+    except ValueError:
+        yield
+        return
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+        for s in dict.fromkeys(got):
+            signal.raise_signal(s)
 
 
 def _write_curves(store: RunStore, evaluators: list) -> None:

@@ -151,6 +151,38 @@ def test_interrupted_run_resumes_to_same_bytes(spec, tmp_path, monkeypatch):
         assert b.attrs["status"] == "complete"
 
 
+def test_signal_during_checkpoint_write_is_held_until_it_is_complete(spec, tmp_path,
+                                                                       monkeypatch):
+    """A SIGINT arriving while a checkpoint is being rewritten (old one deleted, new one half
+    written) is delivered only after the write: the run stops cleanly and resumes to the same
+    bytes.  Without the hold the checkpoint is left broken."""
+    import mixlab.runner as runner
+
+    monkeypatch.setenv("MIXLAB_CHECKPOINT_SECONDS", "0")
+    invoke("run", spec, "--out", tmp_path / "whole", "-q")
+    real = runner._rng_state_json
+    calls = {"n": 0}
+
+    def signal_inside_checkpoint(rng):
+        calls["n"] += 1
+        if calls["n"] == 3:                        # third checkpoint: one to lose exists
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.05)                       # let the signal arrive mid-write
+        return real(rng)
+
+    monkeypatch.setattr(runner, "_rng_state_json", signal_inside_checkpoint)
+    r = CliRunner().invoke(cli, ["run", str(spec), "--out", str(tmp_path / "cut"), "-q"])
+    assert r.exit_code == 130, r.output
+    monkeypatch.setattr(runner, "_rng_state_json", real)
+    with RunReader(tmp_path / "cut") as run:
+        assert run.status == "interrupted"
+        assert run.stream("rwm").shape[1] == 150     # the third block and its checkpoint
+    r = invoke("run", spec, "--out", tmp_path / "cut", "-q")
+    assert "resumed" in r.output
+    with h5py.File(tmp_path / "whole/run.h5") as a, h5py.File(tmp_path / "cut/run.h5") as b:
+        assert a["streams/rwm/samples"][()].tobytes() == b["streams/rwm/samples"][()].tobytes()
+
+
 def _mixlab(*args, **kw):
     return subprocess.run([sys.executable, "-m", "mixlab", *map(str, args)], capture_output=True,
                           text=True, **kw)
