@@ -28,11 +28,16 @@ from typing import Any
 
 import numpy as np
 
+from mixlab.rbm.fast_weights import mean_abs_diff, sparse_vis_to_hid, update_weights
+
 EMIT_CHOICES = ("binary", "means", "both")
 INIT_CHOICES = ("data", "noise")
 METHODS = ("gibbs", "rates-fpcd", "rates-herding", "sample-penalization")
 
 _F32 = np.float32
+_EMPTY = np.empty((0, 0), _F32)  # "absent" for the compiled kernels' optional matrices
+_EMPTY1 = np.empty(0, _F32)
+_ONE = np.ones(1, _F32)
 
 
 def _params(rbm: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -93,15 +98,10 @@ def _hid_to_vis(h: np.ndarray, Wb: np.ndarray, Wf: np.ndarray | None = None) -> 
     return a
 
 
-def _gemm_update(A: np.ndarray, x: np.ndarray, h: np.ndarray, scale: np.float32) -> None:
-    """A += scale * xᵀ h in place (A (V,H) C-contiguous float32, x (C,V), h (C,H)) with one
-    BLAS sgemm call (Aᵀ is Fortran-ordered, so BLAS updates A's memory directly)."""
-    from scipy.linalg import blas
-
-    out = blas.sgemm(float(scale), np.asarray(h.T, order="F"), x, beta=1.0, c=A.T,
-                     overwrite_c=True)
-    if not np.shares_memory(out, A):  # pragma: no cover - BLAS made a copy after all
-        A[...] = out.T
+def _set(A: np.ndarray, i: int) -> np.ndarray:
+    """Fast-weight set i of a stacked state array as a matrix: ``A[i]`` of (F,V,H) weights,
+    ``A[i:i+1]`` (one row) of (F,V) biases."""
+    return A[i] if A.ndim == 3 else A[i:i + 1]
 
 
 def _sigmoid_(a: np.ndarray) -> None:
@@ -281,10 +281,19 @@ class _FastWeights(_Base):
             if R["W"].shape != self.W.shape or R["b"].shape != self.b.shape \
                     or R["c"].shape != self.c.shape:
                 raise ValueError("rates shapes do not match the RBM")
-            # ε_F R, added to θ_F every step
-            self._eR = {key: (self.eps_f * v).astype(_F32) for key, v in R.items()}
+            # ε_F R, added to θ_F every step; biases as one-row matrices for the kernel
+            self._eR = {key: (self.eps_f * v).astype(_F32).reshape(-1, v.shape[-1])
+                        for key, v in R.items()}
         else:
             self._eR = None
+        self._b2, self._c2 = self.b[None], self.c[None]
+        self._G = None  # (V,H) buffer for the shared θ_F's summed statistics
+        self._hh1 = np.empty((1, self.H), _F32)  # ĥ of a single chain
+        # load (or compile) the kernels now, outside any timed budget
+        t1, v1 = np.zeros((1, 1), _F32), np.zeros(1, _F32)
+        update_weights(t1, _F32(1), t1, _F32(0), v1, v1, _EMPTY, _EMPTY, _EMPTY)
+        sparse_vis_to_hid(v1, t1, v1)
+        mean_abs_diff(t1, v1)
 
     # -- state -------------------------------------------------------------------------------
     def init(self, rng: np.random.Generator) -> dict[str, np.ndarray]:
@@ -309,49 +318,51 @@ class _FastWeights(_Base):
 
     # -- θ_F ← α θ_F + ε_F (R − s(x, h)) -----------------------------------------------------
     def _update(self, state: dict, x: np.ndarray, h: np.ndarray) -> None:
-        """x (C,V), h (C,H) float32: the statistics s(x,h) = (x hᵀ, x, h) of this step."""
-        eps, C, F = self.eps_f, self.chains, self.F
+        """x (C,V), h (C,H) float32: the statistics s(x,h) = (x hᵀ, x, h) of this step.
+
+        Each of W, b, c takes one compiled pass per fast-weight set (:func:`update_weights`; a
+        bias vector is a one-row matrix whose "rank-one" statistics are 1 · x or 1 · h); with
+        several chains and one shared θ_F the summed statistics are computed first (xᵀh: one
+        numpy GEMM)."""
+        C, F = self.chains, self.F
         decay = self.alpha < 1.0
-        # the arrays that receive α(·) + ε_F (R − s)
-        TW = state["W_fast"] if (decay or F > 1) else state["W_eff"]
-        Tb = state["b_fast"] if decay else state["b_eff"]
-        Tc = state["c_fast"] if decay else state["c_eff"]
-        if decay:
-            for arr in (TW, Tb, Tc):
-                arr *= _F32(self.alpha)
-        if self._eR is not None:
-            TW += self._eR["W"]
-            Tb += self._eR["b"]
-            Tc += self._eR["c"]
-        if F == 1 and C == 1:  # x is binary: x ĥᵀ only touches the rows where x_i = 1
-            s = _F32(eps)
-            rows = np.flatnonzero(x[0])
-            TW[0][rows] -= s * h[0]
-            Tb[0] -= s * x[0]
-            Tc[0] -= s * h[0]
-        elif F == 1:  # one θ_F: mean statistics of the chains, one in-place GEMM
-            s = _F32(eps / C)
-            _gemm_update(TW[0], x, h, -s)
-            Tb[0] -= s * x.sum(0)
-            Tc[0] -= s * h.sum(0)
-        else:  # one θ_F per chain
-            e = _F32(eps)
-            TW -= (x * e)[:, :, None] * h[:, None, :]
-            Tb -= e * x
-            Tc -= e * h
-        if decay:
-            if F == 1:
-                np.add(self.W, TW[0], out=state["W_eff"][0])
-            np.add(self.b, Tb, out=state["b_eff"])
-            np.add(self.c, Tc, out=state["c_eff"])
+        alpha = _F32(self.alpha)
+        # per parameter W, b, c: (the fast-weight sets that receive α(·) + ε_F (R − s), ε_F R or
+        # empty, (θ, θ⁻) when θ⁻ = θ + θ_F is rebuilt in the same pass — θ_F decays; per-chain
+        # W⁻ is never formed — or None)
+        E = self._eR if self._eR is not None else {"W": _EMPTY, "b": _EMPTY, "c": _EMPTY}
+        params = (
+            (state["W_fast"] if (decay or F > 1) else state["W_eff"], E["W"],
+             (self.W, state["W_eff"]) if (decay and F == 1) else None),
+            (state["b_fast"] if decay else state["b_eff"], E["b"],
+             (self._b2, state["b_eff"]) if decay else None),
+            (state["c_fast"] if decay else state["c_eff"], E["c"],
+             (self._c2, state["c_eff"]) if decay else None))
+        if F == 1 and C > 1:  # one θ_F: mean statistics of the chains
+            s = _F32(self.eps_f / C)
+            if self._G is None:
+                self._G = np.empty((self.V, self.H), _F32)
+            # numpy's BLAS (not scipy's: two OpenBLAS thread pools spinning against each other
+            # made this step 4x slower on 2 cores)
+            np.matmul(x.T, h, out=self._G)
+            stats = [((_EMPTY1, _EMPTY1), G) for G in (self._G, x.sum(0)[None], h.sum(0)[None])]
+        else:  # one θ_F per chain, or a single chain: rank-one statistics
+            s = _F32(self.eps_f)
+        for i in range(F):
+            if F == C:
+                stats = [((x[i], h[i]), _EMPTY), ((_ONE, x[i]), _EMPTY), ((_ONE, h[i]), _EMPTY)]
+            for (T, ER, rebuild), ((u, v), G) in zip(params, stats):
+                Wb, Weff = rebuild if rebuild is not None else (_EMPTY, None)
+                update_weights(_set(T, i), alpha, ER, s, u, v, G, Wb,
+                               _EMPTY if Weff is None else _set(Weff, i))
 
     def _fast_stats(self, state: dict) -> dict[str, np.ndarray]:
         """Cheap per-chain magnitudes of θ_F (biases only: O(V+H) per fast-weight set)."""
-        fb = np.mean(np.abs(state["b_eff"] - self.b), axis=1, dtype=_F32)
-        fc = np.mean(np.abs(state["c_eff"] - self.c), axis=1, dtype=_F32)
-        if self.F == 1:
-            fb = np.broadcast_to(fb, (self.chains,)).copy()
-            fc = np.broadcast_to(fc, (self.chains,)).copy()
+        fb = mean_abs_diff(state["b_eff"], self.b)
+        fc = mean_abs_diff(state["c_eff"], self.c)
+        if self.F == 1 and self.chains > 1:
+            fb = np.repeat(fb, self.chains)
+            fc = np.repeat(fc, self.chains)
         return {"fast_b": fb, "fast_c": fc}
 
     def effective_params(self, state: dict) -> list[dict[str, np.ndarray]]:
@@ -384,7 +395,12 @@ class RatesFPCD(_FastWeights):
         Wb, Wf = self._weights(state)
         b, c = state["b_eff"], state["c_eff"]
         x, _, px = gibbs_sweeps(x0, Wb, Wf, b, c, self.k, rng)
-        hh = _vis_to_hid(x, Wb, Wf)  # ĥ = E[h | x; θ⁻]
+        # ĥ = E[h | x; θ⁻]; for one chain as a sum of the rows where x_i = 1 (x is binary)
+        if Wf is None and self.chains == 1:
+            hh = self._hh1
+            sparse_vis_to_hid(x[0], Wb, hh[0])
+        else:
+            hh = _vis_to_hid(x, Wb, Wf)
         hh += c
         _sigmoid_(hh)
         self._update(state, x, hh)
