@@ -338,7 +338,8 @@ class _FastWeights(_Base):
              (self._b2, state["b_eff"]) if decay else None),
             (state["c_fast"] if decay else state["c_eff"], E["c"],
              (self._c2, state["c_eff"]) if decay else None))
-        if F == 1 and C > 1:  # one θ_F: mean statistics of the chains
+        summed = F == 1 and C > 1  # one θ_F for several chains: their summed statistics
+        if summed:
             s = _F32(self.eps_f / C)
             if self._G is None:
                 self._G = np.empty((self.V, self.H), _F32)
@@ -349,7 +350,7 @@ class _FastWeights(_Base):
         else:  # one θ_F per chain, or a single chain: rank-one statistics
             s = _F32(self.eps_f)
         for i in range(F):
-            if F == C:
+            if not summed:  # (rank-one factors u, v; dense G): W gets x hᵀ, b gets 1·x, c 1·h
                 stats = [((x[i], h[i]), _EMPTY), ((_ONE, x[i]), _EMPTY), ((_ONE, h[i]), _EMPTY)]
             for (T, ER, rebuild), ((u, v), G) in zip(params, stats):
                 Wb, Weff = rebuild if rebuild is not None else (_EMPTY, None)
