@@ -51,8 +51,9 @@ def test_copy_reduction_equals_literal_expanded_model(shape, m):
         pert = np.where(X > 0, g[None, :, :, 1], g[None, :, :, 0]).sum((1, 2)) / m
         literal = (theta_hat + pert).max()
         cm = CopyModel(model, m, gumbels=g)
-        assert cm.solve()[0] == pytest.approx(literal, abs=1e-10)
-        assert cm.solve(max_edges=0)[0] == pytest.approx(literal, abs=1e-10)  # branch & bound
+        assert cm.solve()[0] == pytest.approx(literal, abs=1e-10)                 # dual
+        assert cm.solve(method="bnb")[0] == pytest.approx(literal, abs=1e-10)     # one min cut
+        assert cm.solve(method="bnb", max_edges=0)[0] == pytest.approx(literal, abs=1e-10)
 
 
 def test_copy_solver_matches_label_enumeration():
@@ -64,14 +65,65 @@ def test_copy_solver_matches_label_enumeration():
         grid = np.array(list(itertools.product(range(m + 1), repeat=model.n)))
         best = max(cm.objective(k) for k in grid)
         for me in (0, 10 ** 9):            # pure branch and bound / one min cut
-            assert cm.solve(max_edges=me)[0] == pytest.approx(best, abs=1e-10)
+            assert cm.solve(method="bnb", max_edges=me)[0] == pytest.approx(best, abs=1e-10)
+        v, k = cm.solve(method="dual")
+        assert v == pytest.approx(best, abs=1e-10) and cm.objective(k) == v
+        assert best - 1e-10 <= cm.upper <= best + 1e-9 * max(1.0, abs(best))
 
 
-def test_probable_bound_reports_discrepancy_and_rejects_mixed():
+def test_bilinear_envelope_matches_brute_force():
+    from mixlab.spinglass.copy_dual import bilinear_envelope
+    rng = np.random.default_rng(3)
+    for L, w in [(7, 0.8), (40, 2.5), (40, -1.3), (12, 0.0), (1, 1.0), (30, 1e-6)]:
+        mu = 2.0 * np.arange(L) / max(L - 1, 1) - 1.0
+        a = rng.normal(size=L) * rng.choice([0.01, 1.0, 30.0])
+        out, arg, hull = np.empty(L), np.empty(L, np.int64), np.empty(L, np.int64)
+        bilinear_envelope(a, mu, w, out, arg, hull)
+        table = a[:, None] + w * mu[:, None] * mu[None, :]          # (k, q)
+        np.testing.assert_allclose(out, table.max(axis=0), rtol=0, atol=1e-12)
+        np.testing.assert_allclose(table[arg, np.arange(L)], out, rtol=0, atol=1e-12)
+
+
+def test_dual_bound_is_an_upper_bound_for_any_messages_and_mixed_couplings():
+    """The chain-decomposition bound holds whatever the messages (even random ones) and the
+    couplings' signs: checked against enumeration of all label vectors."""
+    from mixlab.spinglass.copy_dual import dual_bound
+    rng = np.random.default_rng(11)
+    for shape, m in [((2, 3), 3), ((3, 2), 4), ((2, 2), 6)]:
+        model = random_spin_glass(*shape, coupling=3.0, mixed=True, rng=rng)
+        cm = CopyModel(model, m, rng=rng)
+        grid = np.array(list(itertools.product(range(m + 1), repeat=model.n)))
+        best = max(cm.objective(k) for k in grid)
+        R, C = shape
+        for scale in (0.0, 1.0, 10.0):
+            M = scale * rng.normal(size=(model.n, 4, m + 1))
+            ub = dual_bound(cm.G, model.right.reshape(R, C - 1), model.down.reshape(R - 1, C),
+                            cm.mu, M)
+            assert ub >= best - 1e-10
+        v, _ = cm.solve(method="dual", max_sweeps=50)
+        assert v <= best + 1e-10 and cm.upper >= best - 1e-10
+
+
+@pytest.mark.parametrize("c", [1.0, 3.0])
+def test_paper_copies_on_10x10_are_certified_and_agree_with_branch_and_bound(c):
+    rng = np.random.default_rng(int(c))
+    model = random_spin_glass(10, 10, coupling=c, rng=rng)
+    pb = probable_lower_bound(model, 10_000, rng)             # the paper's m = 10^4
+    assert pb.certified and abs(pb.gap) <= 1e-9 * abs(pb.value) and pb.sweeps <= 200
+    assert pb.mu.shape == (10, 10)
+    g = np.random.default_rng(5).gumbel(size=(model.n, 60, 2)) - np.euler_gamma
+    a, b = CopyModel(model, 60, gumbels=g), CopyModel(model, 60, gumbels=g)
+    assert a.solve(method="dual")[0] == pytest.approx(b.solve(method="bnb")[0], abs=1e-9)
+
+
+def test_probable_bound_reports_discrepancy_and_branch_and_bound_rejects_mixed():
     rng = np.random.default_rng(1)
     model = random_spin_glass(10, 10, coupling=1.0, rng=rng)
     pb = probable_lower_bound(model, 20, rng)
     assert pb.mu.shape == (10, 10) and pb.copies == 20
     assert pb.discrepancy > 0 and np.isfinite(pb.value)
+    mixed = random_spin_glass(3, 3, mixed=True, rng=rng)
     with pytest.raises(MixlabError, match="attractive"):
-        probable_lower_bound(random_spin_glass(3, 3, mixed=True, rng=rng), 5, rng)
+        probable_lower_bound(mixed, 5, rng, method="bnb")
+    pm = probable_lower_bound(mixed, 5, rng, method="dual")
+    assert pm.upper >= pm.value and np.isfinite(pm.value)
