@@ -104,6 +104,17 @@ def test_dual_bound_is_an_upper_bound_for_any_messages_and_mixed_couplings():
         assert v <= best + 1e-10 and cm.upper >= best - 1e-10
 
 
+def test_auto_finishes_an_uncertified_dual_by_branch_and_bound():
+    rng = np.random.default_rng(4)
+    model = random_spin_glass(2, 3, coupling=4.0, rng=rng)
+    cm = CopyModel(model, 7, rng=rng)
+    best = max(cm.objective(k) for k in itertools.product(range(8), repeat=model.n))
+    v0, _ = cm.solve(method="dual", max_sweeps=0)          # no messages: usually a gap
+    assert v0 <= best + 1e-12 <= cm.upper + 2e-12
+    v, k = cm.solve(method="auto", max_sweeps=0)
+    assert v == pytest.approx(best, abs=1e-10) and cm.upper == v and cm.objective(k) == v
+
+
 @pytest.mark.parametrize("c", [1.0, 3.0])
 def test_paper_copies_on_10x10_are_certified_and_agree_with_branch_and_bound(c):
     rng = np.random.default_rng(int(c))
