@@ -192,9 +192,10 @@ def run_sampler_complexity(ctx) -> None:
             return out
         rows.append(ctx.once(f"side_{si}", point))
         r = rows[-1]
+        measured = r["measured_passes"][np.isfinite(r["measured_passes"])]
         ctx.log(f"side {L}: U-logZ {np.nanmean(r['upper'] - r['logz']):.3f}, "
-                f"U-PLB {np.mean(r['upper'] - r['probable_lb']):.3f}, "
-                f"measured passes {np.nanmean(r['measured_passes']):.3g}")
+                f"U-PLB {np.mean(r['upper'] - r['probable_lb']):.3f}, measured passes "
+                + (f"{measured.mean():.3g}" if measured.size else "not measured"))
 
     def curve(name, vals, label):
         vals = np.asarray(vals)

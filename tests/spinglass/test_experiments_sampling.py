@@ -104,3 +104,28 @@ def test_cli_run_and_plot(tmp_path):
     p = subprocess.run([sys.executable, "-m", "mixlab", "plot", str(out)], check=True,
                        capture_output=True, text=True, timeout=120)
     assert "fig1_right" in p.stdout + p.stderr
+
+
+def test_fig1_left_and_middle_tiny_with_certified_probable_bounds(tmp_path):
+    for f in ("fig1_left.yaml", "fig1_middle.yaml"):
+        for scale in ("quick", "paper"):
+            assert load_spec(SPECS / f, scale=scale)["copies"] == 10_000   # the paper's m
+    spec = _tiny("fig1_left.yaml", ["grid.rows=4", "grid.cols=4", "couplings=[0.5,2.0]",
+                                    "models=2", "perturbations=4", "copies=500"])
+    d = tmp_path / "left"
+    execute(spec, d, quiet=True)
+    with RunReader(d) as r:
+        assert r.status == "complete"
+        res = r.results()
+        assert res["copies"] == 500 and 0.0 <= res["probable_lb_max_gap"] < 1e-6
+        err = r.array("logz_error/probable_lb")
+        assert err.shape == (2, 2) and np.all(np.isfinite(err))
+        assert (d / "figures" / "perturb_map.fig1_left.png").stat().st_size > 0
+    spec = _tiny("fig1_middle.yaml", ["sides=[2,3]", "models=2", "perturbations=4",
+                                      "copies=500", "measure.max_side=2", "measure.samples=3",
+                                      "measure.perturbations=10"])
+    d = tmp_path / "middle"
+    execute(spec, d, quiet=True)
+    with RunReader(d) as r:
+        assert r.status == "complete" and r.results()["probable_lb_max_gap"] < 1e-6
+        assert set(r.metrics()["log_passes"]) >= {"U-logZ", "U-probable_lb", "measured"}
