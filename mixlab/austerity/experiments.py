@@ -625,10 +625,10 @@ def fig4(run, fig) -> None:
             ax = axes[i, j]
             k = int(np.searchsorted(tt, T, side="right"))
             ax.scatter(truth[:, 0], truth[:, 1], s=1, color="tab:blue", alpha=0.15)
-            for e in ell:
-                ax.plot(e[:, 0], e[:, 1], color="tab:blue", lw=1)
             for c in range(x.shape[0]):
                 ax.plot(x[c, :k, 0], x[c, :k, 1], color="tab:red", lw=0.4, alpha=0.6)
+            for e in ell:                    # on top: long runs would otherwise hide the truth
+                ax.plot(e[:, 0], e[:, 1], color="tab:blue", lw=1.2, zorder=3)
             ax.set_title(f"{_eps_label(eps)}, {T:g} s, T = {k:,}", fontsize=8)
             span = np.vstack([lo, hi, x[:, :k].reshape(-1, 2).min(0) if k else lo,
                               x[:, :k].reshape(-1, 2).max(0) if k else hi])
