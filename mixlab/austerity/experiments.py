@@ -205,7 +205,7 @@ def hmc_truth(post: LogisticPosterior, X_test: np.ndarray, hspec: dict, log=prin
     for c in range(C):
         for blk in range(0, S, 500):
             z = samples[c, blk:blk + 500].astype(np.float32) @ Xt.T
-            pred_sum[0 if c < half or C == 1 else 1] += _sigmoid(z).sum(0)
+            pred_sum[0 if c < half or C == 1 else 1] += _sigmoid(z).sum(0, dtype=np.float64)
     if C == 1:
         h1, h2 = samples[0, :S // 2], samples[0, S // 2:]
         n1 = n2 = C * S / 2
@@ -267,7 +267,7 @@ class PredictiveRisk:
         C, B, d = th.shape
         for s in range(0, B, 1000):
             z = th[:, s:s + 1000].reshape(-1, d) @ self.Xt.T
-            self.sum += _sigmoid(z).reshape(C, -1, self.Xt.shape[0]).sum(1)
+            self.sum += _sigmoid(z).reshape(C, -1, self.Xt.shape[0]).sum(1, dtype=np.float64)
         self.n += B
         est = self.sum / self.n
         self.x.append(seconds)
