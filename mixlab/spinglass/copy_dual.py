@@ -152,20 +152,18 @@ def dual_bound(G, wr, wd, mu, M):
     R = wd.shape[0] + 1
     C = n // R
     total = 0.0
-    U = np.empty((C, L))
-    for r in range(R):
-        for c in range(C):
-            s = r * C + c
-            for k in range(L):
-                U[c, k] = 0.5 * (G[s, k] + M[s, 2, k] + M[s, 3, k] - M[s, 0, k] - M[s, 1, k])
-        total += chain_max(U, wr[r], mu)
-    U = np.empty((R, L))
-    for c in range(C):
-        for r in range(R):
-            s = r * C + c
-            for k in range(L):
-                U[r, k] = 0.5 * (G[s, k] + M[s, 0, k] + M[s, 1, k] - M[s, 2, k] - M[s, 3, k])
-        total += chain_max(U, np.ascontiguousarray(wd[:, c]), mu)
+    for rows in (True, False):
+        n_chains, T = (R, C) if rows else (C, R)
+        sign = 1.0 if rows else -1.0          # rows get +½(M_up + M_down - M_left - M_right)
+        U = np.empty((T, L))
+        for a in range(n_chains):
+            for j in range(T):
+                s = a * C + j if rows else j * C + a
+                for k in range(L):
+                    U[j, k] = 0.5 * (G[s, k] + sign * (M[s, 2, k] + M[s, 3, k]
+                                                        - M[s, 0, k] - M[s, 1, k]))
+            w = wr[a].copy() if rows else wd[:, a].copy()
+            total += chain_max(U, w, mu)
     return total
 
 
