@@ -111,7 +111,8 @@ def test_fig1_left_and_middle_tiny_with_certified_probable_bounds(tmp_path):
         for scale in ("quick", "paper"):
             assert load_spec(SPECS / f, scale=scale)["copies"] == 10_000   # the paper's m
     spec = _tiny("fig1_left.yaml", ["grid.rows=4", "grid.cols=4", "couplings=[0.5,2.0]",
-                                    "models=2", "perturbations=4", "copies=500"])
+                                    "models=2", "perturbations=4", "copies=500",
+                                    "probable_draws=2"])
     d = tmp_path / "left"
     execute(spec, d, quiet=True)
     with RunReader(d) as r:
@@ -120,6 +121,8 @@ def test_fig1_left_and_middle_tiny_with_certified_probable_bounds(tmp_path):
         assert res["copies"] == 500 and 0.0 <= res["probable_lb_max_gap"] < 1e-6
         err = r.array("logz_error/probable_lb")
         assert err.shape == (2, 2) and np.all(np.isfinite(err))
+        se = r.array("se_over_draws/probable_lb")
+        assert se.shape == (2, 2) and np.all(se > 0)
         assert (d / "figures" / "perturb_map.fig1_left.png").stat().st_size > 0
     spec = _tiny("fig1_middle.yaml", ["sides=[2,3]", "models=2", "perturbations=4",
                                       "copies=500", "measure.max_side=2", "measure.samples=3",
