@@ -110,11 +110,13 @@ def test_fig1_left_and_middle_tiny_with_certified_probable_bounds(tmp_path):
     for f in ("fig1_left.yaml", "fig1_middle.yaml"):
         for scale in ("quick", "paper"):
             assert load_spec(SPECS / f, scale=scale)["copies"] == 10_000   # the paper's m
-    spec = _tiny("fig1_left.yaml", ["grid.rows=4", "grid.cols=4", "couplings=[0.5,2.0]",
-                                    "models=2", "perturbations=4", "copies=500",
-                                    "probable_draws=2"])
-    d = tmp_path / "left"
-    execute(spec, d, quiet=True)
+    def run(name, overrides):
+        d = tmp_path / name
+        execute(_tiny(f"{name}.yaml", overrides), d, quiet=True)
+        return d
+
+    d = run("fig1_left", ["grid.rows=4", "grid.cols=4", "couplings=[0.5,2.0]", "models=2",
+                          "perturbations=4", "copies=500", "probable_draws=2"])
     with RunReader(d) as r:
         assert r.status == "complete"
         res = r.results()
@@ -124,11 +126,8 @@ def test_fig1_left_and_middle_tiny_with_certified_probable_bounds(tmp_path):
         se = r.array("se_over_draws/probable_lb")
         assert se.shape == (2, 2) and np.all(se > 0)
         assert (d / "figures" / "perturb_map.fig1_left.png").stat().st_size > 0
-    spec = _tiny("fig1_middle.yaml", ["sides=[2,3]", "models=2", "perturbations=4",
-                                      "copies=500", "measure.max_side=2", "measure.samples=3",
-                                      "measure.perturbations=10"])
-    d = tmp_path / "middle"
-    execute(spec, d, quiet=True)
+    d = run("fig1_middle", ["sides=[2,3]", "models=2", "perturbations=4", "copies=500",
+                            "measure.max_side=2", "measure.samples=3", "measure.perturbations=10"])
     with RunReader(d) as r:
         assert r.status == "complete" and r.results()["probable_lb_max_gap"] < 1e-6
         assert set(r.metrics()["log_passes"]) >= {"U-logZ", "U-probable_lb", "measured"}
