@@ -468,7 +468,7 @@ def fig_isl(run, fig) -> None:
         top = max(np.nanmax(c["y"]) for c in metrics["isl"].values())
         for c in metrics.get("isl_baseline", {}).values():
             top = max(top, c["y"][0])
-        # headroom for the text box: about 4% of the axis height per line of text
+        # headroom for the text box above the curves: 4.5% of the data range per line of text
         lines_of_text = text.count("\n") + 1 if text else 0
         span = top - min(ylo) + 8
         ax.set_ylim(min(ylo) - 5, top + 3 + span * 0.045 * lines_of_text)
