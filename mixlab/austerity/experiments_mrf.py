@@ -219,7 +219,7 @@ def fig7(run, fig) -> None:
         me = res.get(f"max_error/{lab}", float("nan"))
         mse = res.get(f"max_error_se/{lab}", float("nan"))
         ax.plot(cv["x"], cv["y"], "o-", ms=3, color=c,
-                label=f"{lab.replace('eps', 'ε')}: max err {me:.3f}±{mse:.3f}")
+                label=f"{lab.replace('eps', 'ε')}: max err {me:.4f}±{mse:.4f}")
         ev = errs.get(lab)
         if ev is not None:
             ax2.errorbar(ev["x"], ev["y"], yerr=ev.get("yerr"), fmt="o-", ms=3, color=c,
