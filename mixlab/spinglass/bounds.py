@@ -82,6 +82,12 @@ def expected_lower_bound(model: SpinGlass, samples: int, rng: np.random.Generato
 # Probable lower bound (Corollary 2) through an exact reduction of the copy model
 # --------------------------------------------------------------------------------------------
 
+def _certified(upper: float, value: float, tol: float) -> bool:
+    """Whether the gap ``upper - value`` between a copy-model solve's two ends is within the
+    relative tolerance ``tol`` (absolute below |value| = 1)."""
+    return upper - value <= tol * max(1.0, abs(value))
+
+
 class CopyModel:
     """Corollary 2's expanded model, reduced exactly to one ``(m+1)``-label variable per site.
 
@@ -123,8 +129,10 @@ class CopyModel:
        label range is split in two.
 
     ``"auto"``: the dual; if it is not certified, the couplings are attractive and m <= 200,
-    branch and bound seeded with the dual's labelling (kept if the boxes run out). After a solve, ``upper`` holds the certified upper end of ``max Φ`` (equal to
-    the returned value when the solve is exact) and ``sweeps`` the TRW-S sweeps used.
+    branch and bound seeded with the dual's labelling (kept if the boxes run out).
+
+    After a solve, ``upper`` holds the certified upper end of ``max Φ`` (equal to the returned
+    value when the solve is exact) and ``sweeps`` the TRW-S sweeps used.
     """
 
     def __init__(self, model: SpinGlass, copies: int, gumbels: np.ndarray | None = None,
@@ -276,7 +284,7 @@ class CopyModel:
             self.upper = value
             return value, k
         best_v, best_k = self._solve_dual(tol, max_sweeps)
-        certified = self.upper - best_v <= tol * max(1.0, abs(best_v))
+        certified = _certified(self.upper, best_v, tol)
         if method == "dual" or certified or not self.model.attractive or self.m > 200:
             return best_v, best_k
         try:
@@ -303,7 +311,7 @@ class CopyModel:
             if v > best_v:
                 best_v, best_k = v, k
             self.upper = min(self.upper, float(copy_dual.dual_bound(G, wr, wd, self.mu, M)))
-            if self.upper - best_v <= tol * max(1.0, abs(best_v)) or self.sweeps >= max_sweeps:
+            if _certified(self.upper, best_v, tol) or self.sweeps >= max_sweeps:
                 return best_v, best_k
             steps = min(check_every, max_sweeps - self.sweeps)
             copy_dual.trws_sweeps(G, wr, wd, self.mu, M, steps)
@@ -416,7 +424,7 @@ def probable_lower_bound(model: SpinGlass, copies: int, rng: np.random.Generator
         if mu is None:
             mu = cm.mu[k].reshape(model.shape)
     est = BoundEstimate.of(np.array(values))
-    certified = all(u - v <= tol * max(1.0, abs(v)) for u, v in zip(uppers, values))
+    certified = all(_certified(u, v, tol) for u, v in zip(uppers, values))
     return ProbableBound(value=est.value, mu=mu, se=est.se, draws=est.draws,
                          discrepancy=corollary2_discrepancy(model.n, copies, delta), delta=delta,
                          copies=int(copies), upper=float(np.mean(uppers)), certified=certified,
