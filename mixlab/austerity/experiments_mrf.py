@@ -33,6 +33,7 @@ from ..errors import SpecError
 from ..generic import log_spaced
 from ..registry import experiment, figure
 from ..schema import MapOf, Param
+from .experiments import one_blas_thread
 from .mrf import ApproxGibbs, DenseMRF, ExactGibbs, make_mrf, random_subsets, sweep_exact
 
 PAPER_T = {"exact": 2897, 0.01: 3429, 0.05: 3979, 0.1: 4494, 0.15: 4889, 0.2: 5507, 0.25: 5959}
@@ -158,6 +159,7 @@ def _eps_label(e: float) -> str:
 
 @experiment("austerity.mrf_calibration", schema=CAL_SCHEMA,
             help="Fig 7: approximate-Gibbs conditional probability vs the exact one (dense MRF)")
+@one_blas_thread
 def run_calibration(ctx) -> None:
     p = ctx.params
     sweeps, seconds = _budget(p)
@@ -452,6 +454,7 @@ JOINT_SCHEMA = {
 
 @experiment("austerity.mrf_joint_error", schema=JOINT_SCHEMA,
             help="Fig 8: L1 error of 5-variable joints vs time, exact vs approximate Gibbs")
+@one_blas_thread
 def run_joint_error(ctx) -> None:
     p = ctx.params
     sweeps, seconds = _budget(p)
