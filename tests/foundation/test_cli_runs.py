@@ -152,12 +152,16 @@ def test_interrupted_run_resumes_to_same_bytes(spec, tmp_path, monkeypatch):
 
 
 def test_signal_during_checkpoint_write_is_held_until_it_is_complete(spec, tmp_path,
-                                                                       monkeypatch):
+                                                                       monkeypatch, request):
     """A SIGINT arriving while a checkpoint is being rewritten (old one deleted, new one half
     written) is delivered only after the write: the run stops cleanly and resumes to the same
     bytes.  Without the hold the checkpoint is left broken."""
     import mixlab.runner as runner
 
+    # The hold re-delivers the signal to the handler found on entry; start from Python's default
+    # (KeyboardInterrupt) whatever earlier tests in this process left installed.
+    old_handler = signal.signal(signal.SIGINT, signal.default_int_handler)
+    request.addfinalizer(lambda: signal.signal(signal.SIGINT, old_handler))
     monkeypatch.setenv("MIXLAB_CHECKPOINT_SECONDS", "0")
     invoke("run", spec, "--out", tmp_path / "whole", "-q")
     real = runner._rng_state_json
