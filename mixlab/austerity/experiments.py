@@ -31,31 +31,13 @@ import numpy as np
 from ..errors import DataError, SpecError
 from ..registry import experiment, figure
 from ..schema import Param
+from .blas import one_blas_thread
 from .hmc import HMC
 from .logistic import LogisticPosterior, add_bias, map_estimate, neg_hessian
 from .samplers import SGLD, RandomWalkMH
 
 # ----------------------------------------------------------------------------------------------
 # spec pieces
-
-
-def one_blas_thread(fn):
-    """Run an experiment with BLAS limited to one thread: its products are small (12,000 x 51
-    GEMVs, 500-row minibatches, the MRF's (chains, 100) @ (100, 100) conditionals), and a
-    2-thread OpenBLAS GEMV measured up to 40x slower than a 1-thread one on a shared 2-core
-    machine; both the exact and the approximate samplers run under the same limit, so wall-time
-    comparisons stay fair, also when another timed run shares the machine."""
-    import functools
-
-    @functools.wraps(fn)
-    def wrapper(ctx):
-        try:                                    # threadpoolctl: a dependency; tolerate its absence
-            from threadpoolctl import threadpool_limits
-        except ImportError:
-            return fn(ctx)
-        with threadpool_limits(1):
-            return fn(ctx)
-    return wrapper
 
 
 def _data_keys(name="auto", classes=(7, 9), pca=50, subsample=None):

@@ -33,7 +33,7 @@ from ..errors import SpecError
 from ..generic import log_spaced
 from ..registry import experiment, figure
 from ..schema import MapOf, Param
-from .experiments import one_blas_thread
+from .blas import one_blas_thread
 from .mrf import ApproxGibbs, DenseMRF, ExactGibbs, make_mrf, random_subsets, sweep_exact
 
 PAPER_T = {"exact": 2897, 0.01: 3429, 0.05: 3979, 0.1: 4494, 0.15: 4889, 0.2: 5507, 0.25: 5959}

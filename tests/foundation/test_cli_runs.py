@@ -159,7 +159,7 @@ def test_signal_during_checkpoint_write_is_held_until_it_is_complete(spec, tmp_p
     import mixlab.runner as runner
 
     # The hold re-delivers the signal to the handler found on entry; start from Python's default
-    # (KeyboardInterrupt) whatever earlier tests in this process left installed.
+    # (KeyboardInterrupt): a suite launched in the background (`cmd &`) inherits SIGINT ignored.
     old_handler = signal.signal(signal.SIGINT, signal.default_int_handler)
     request.addfinalizer(lambda: signal.signal(signal.SIGINT, old_handler))
     monkeypatch.setenv("MIXLAB_CHECKPOINT_SECONDS", "0")
