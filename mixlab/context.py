@@ -76,13 +76,15 @@ class Context:
     def stream(self, name: str, sampler: Any, *, draws: int | None = None,
                seconds: float | None = None, thin: int = 1, evaluators=(),
                record: bool | tuple = True, rng: np.random.Generator | None = None,
-               block: int | None = None, desc: str | None = None) -> StreamResult:
+               block: int | None = None, desc: str | None = None,
+               summarize: Callable | None = None) -> StreamResult:
         """Run a sampler under a budget into ``/streams/<name>`` (resumable); see runner."""
         rng = rng if rng is not None else self.rng("stream", name)
         with self.progress(total=draws, desc=desc or name, unit="draw") as bar:
             result = run_stream(self.store, name, sampler, rng, draws=draws, seconds=seconds,
                                 thin=thin, evaluators=evaluators, record=record, block=block,
-                                progress=bar, checkpoint_seconds=checkpoint_seconds())
+                                progress=bar, checkpoint_seconds=checkpoint_seconds(),
+                                summarize=summarize)
         self.log(f"stream {name}: {result.draws} draws/chain in {result.seconds:.2f} s")
         return result
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .checkpoint import AttributeState
 from .registry import experiment, figure
 from .schema import Param
 
@@ -43,11 +44,13 @@ class GaussianRWM:
         return {"x": x, "logp": lp}, {"samples": x.astype(np.float32)}, {"accept": accept}
 
 
-class MeanError:
+class MeanError(AttributeState):
     """Streaming evaluator: RMS error of the running mean (pooled over chains) at log-spaced
     draw counts; the exact mean is 0."""
 
     metric, x_label, y_label = "mean_error", "draws per chain", "RMS error of the mean"
+
+    state_attrs = ('total', 'count', 'xs', 'ys')
 
     def __init__(self, series: str, n_max: int, points: int = 30):
         self.series = series

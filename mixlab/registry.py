@@ -5,6 +5,10 @@
 - **Figures**: ``@figure("perturb_map.fig1_left", experiment="perturb_map.logz_vs_coupling")``
   on ``draw(run: mixlab.store.RunReader, fig: matplotlib.figure.Figure) -> None``. A figure reads
   the run file only; it never runs model code.
+- **Samplers**: ``@sampler("rbm", "gibbs", params={...})`` on a factory
+  ``factory(target, params: dict, chains: int) -> sampler``; one registry per target family
+  (:data:`FAMILIES`). A spec's sampler entry ``{method: gibbs, ...}`` names one
+  (:class:`mixlab.schema.SamplerEntry` validates the rest against ``params``).
 
 Plugin modules are imported lazily (the first time a registry is read), so ``mixlab --help``
 stays fast and a broken plugin names itself.
@@ -40,6 +44,21 @@ class ExperimentKind:
 
 
 @dataclass(frozen=True)
+class SamplerKind:
+    """A sampler registered for a target family: ``factory(target, params, chains)`` builds it.
+
+    ``params`` is the schema (see mixlab.schema) of the sampler's own spec keys; ``module`` is
+    where it was registered from (shown by ``mixlab plugins``)."""
+
+    family: str
+    name: str
+    factory: Callable
+    params: dict
+    help: str
+    module: str
+
+
+@dataclass(frozen=True)
 class FigureKind:
     name: str
     experiment: str
@@ -48,7 +67,16 @@ class FigureKind:
     size: tuple[float, float]
 
 
+# Target families a sampler can be registered for: name -> what its factory's ``target`` is.
+FAMILIES = {
+    "rbm": "a binary RBM (mixlab.rbm.model.RBM: W (D, H), b (D,), c (H,))",
+    "spinglass": "a spin glass on a grid (mixlab.spinglass.model.SpinGlass)",
+    "logistic": "a Bayesian logistic-regression posterior (mixlab.austerity)",
+    "mrf": "a dense triplet MRF over binary variables (mixlab.austerity.mrf)",
+}
+
 _EXPERIMENTS: dict[str, ExperimentKind] = {}
+_SAMPLERS: dict[str, dict[str, SamplerKind]] = {f: {} for f in FAMILIES}
 _FIGURES: dict[str, FigureKind] = {}
 _loaded = False
 
@@ -78,6 +106,39 @@ def figure(name: str, experiment: str, help: str = "",
         return fn
 
     return deco
+
+
+def sampler(family: str, name: str, params: dict | None = None, help: str = "") -> Callable:
+    """Register ``factory(target, params, chains) -> sampler`` as sampler ``name`` of ``family``.
+
+    ``params`` is the schema of the sampler's own spec keys (besides ``method``)."""
+    if family not in FAMILIES:
+        raise ValueError(f"unknown sampler family {family!r}; families: {', '.join(FAMILIES)}")
+
+    def deco(factory: Callable) -> Callable:
+        _SAMPLERS[family][name] = SamplerKind(family, name, factory, dict(params or {}),
+                                              help or (factory.__doc__ or "").strip(),
+                                              getattr(factory, "__module__", "?"))
+        return factory
+
+    return deco
+
+
+def samplers_for(family: str) -> dict[str, SamplerKind]:
+    """Every sampler registered for ``family``, by name."""
+    load_plugins()
+    return dict(_SAMPLERS[family])
+
+
+def get_sampler(family: str, name: Any, path: str = "method") -> SamplerKind:
+    """The sampler ``name`` of ``family``; a SpecError naming ``path`` and the closest name."""
+    known = samplers_for(family)
+    if not isinstance(name, str) or name not in known:
+        close = difflib.get_close_matches(str(name), list(known), n=1, cutoff=0.4)
+        hint = f"did you mean '{close[0]}'? " if close else ""
+        raise SpecError(f"unknown {family} sampler '{name}'; {hint}registered: "
+                        f"{', '.join(sorted(known)) or 'none'} (see 'mixlab plugins')", path)
+    return known[name]
 
 
 def load_plugins() -> None:

@@ -11,10 +11,9 @@ so an interrupt can never leave the old checkpoint deleted and the new one half-
 from __future__ import annotations
 
 import json
-import pickle
 import signal
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +21,7 @@ from typing import Any
 import h5py
 import numpy as np
 
+from .checkpoint import evaluator_state, read_state, write_state
 from .store import RunStore, pack_bool
 
 
@@ -56,13 +56,17 @@ def default_block(chains: int, draw_bytes: int, budget_draws: int | None) -> int
 def run_stream(store: RunStore, name: str, sampler: Any, rng: np.random.Generator, *,
                draws: int | None = None, seconds: float | None = None, thin: int = 1,
                evaluators: Iterable = (), record: bool | tuple = True, block: int | None = None,
-               checkpoint_seconds: float = 10.0, progress=None) -> StreamResult:
+               checkpoint_seconds: float = 10.0, progress=None,
+               summarize: Callable | None = None) -> StreamResult:
     """Run ``sampler`` until ``draws`` draws per chain (after thinning) or ``seconds`` of
     sampling time, whichever comes first; resume from the stream's checkpoint if there is one.
 
     ``sampler.step(state, rng) -> (state, draws, stats)``; draws ``{key: (chain, ...)}``,
     stats ``{key: (chain,) or ()}``. ``record`` is True (store every draw key), False, or a
     tuple of keys to store. ``progress`` is an optional tqdm-like bar advanced per draw.
+    ``summarize(block) -> {stat: (chain, n) float}`` maps a block of draws ``{key: (chain, n,
+    ...)}`` to scalar summaries per draw, stored as ``summary/<stat>`` (chain, draw) float64 whether
+    or not the draws are recorded (mixing diagnostics read them).
     """
     if draws is None and seconds is None:
         raise ValueError(f"stream {name}: give a budget in draws or in seconds")
@@ -74,9 +78,7 @@ def run_stream(store: RunStore, name: str, sampler: Any, rng: np.random.Generato
     ck = g.get("_checkpoint")
     if ck is not None and ck.attrs.get("complete", False):
         state = {k: v[()] for k, v in ck["state"].items()}
-        evs = pickle.loads(ck["evaluators"][()].tobytes())
-        for ev, saved in zip(evaluators, evs):
-            ev.__dict__.update(saved.__dict__)
+        _load_evaluators(ck, evaluators)
         _write_curves(store, evaluators)
         return StreamResult(int(ck.attrs["count"]), float(ck.attrs["seconds"]), state,
                             json.loads(ck.attrs["stats_mean"]))
@@ -86,9 +88,7 @@ def run_stream(store: RunStore, name: str, sampler: Any, rng: np.random.Generato
         elapsed = float(ck.attrs["seconds"])
         state = {k: v[()] for k, v in ck["state"].items()}
         _set_rng_state(rng, ck.attrs["rng"])
-        evs = pickle.loads(ck["evaluators"][()].tobytes())
-        for ev, saved in zip(evaluators, evs):
-            ev.__dict__.update(saved.__dict__)
+        _load_evaluators(ck, evaluators)
         stat_sums = json.loads(ck.attrs["stat_sums"])
         _truncate(g, count)
     else:
@@ -144,6 +144,8 @@ def run_stream(store: RunStore, name: str, sampler: Any, rng: np.random.Generato
                 v.reshape(len(v), -1), axis=1)))
         done = (draws is not None and count >= draws) or (seconds is not None and
                                                           elapsed >= seconds)
+        if summarize is not None:
+            buf.update(_summaries(summarize, buf, name))
         with _signals_held():
             _append(g, writers, buf, stat_buf, times, record)
             for ev in evaluators:
@@ -189,6 +191,18 @@ def _signals_held():
             signal.raise_signal(s)
 
 
+def _load_evaluators(ck: h5py.Group, evaluators: list) -> None:
+    """Give each evaluator back the state its checkpoint holds (data only, see checkpoint)."""
+    eg = ck.get("evaluators")
+    if not isinstance(eg, h5py.Group) or len(eg) != len(evaluators):
+        from .errors import RunFileError
+
+        raise RunFileError(f"checkpoint {ck.name} does not hold the state of the stream's "
+                           f"{len(evaluators)} evaluator(s); start the run afresh with --force")
+    for i, ev in enumerate(evaluators):
+        ev.load_state(read_state(eg[str(i)]))
+
+
 def _write_curves(store: RunStore, evaluators: list) -> None:
     for ev in evaluators:
         x, y, yerr = ev.curve()
@@ -196,9 +210,23 @@ def _write_curves(store: RunStore, evaluators: list) -> None:
                            x_label=getattr(ev, "x_label", ""), y_label=getattr(ev, "y_label", ""))
 
 
+def _summaries(summarize: Callable, buf: dict, name: str) -> dict:
+    """``summary/<stat>`` arrays (chain, n) float64 of a block, shapes checked."""
+    chains, n = next(iter(buf.values())).shape[:2]
+    out = {}
+    for stat, v in summarize(buf).items():
+        v = np.asarray(v, dtype=np.float64)
+        if v.shape != (chains, n) or "/" in str(stat):
+            raise ValueError(f"stream {name}: summary {stat!r} must be named without '/' and "
+                             f"shaped (chain, draw) = {(chains, n)}, got {v.shape}")
+        out[f"summary/{stat}"] = v
+    return out
+
+
 def _append(g: h5py.Group, writers: dict, buf: dict, stat_buf: dict, times: np.ndarray,
             record: bool | tuple) -> None:
-    keys = [k for k in buf if record is True or (record and k in record)]
+    keys = [k for k in buf if record is True or (record and k in record)
+            or k.startswith("summary/")]
     for k in keys:
         block = buf[k]
         packed = block.dtype == np.bool_
@@ -257,7 +285,10 @@ def _checkpoint(g: h5py.Group, state: dict, rng: np.random.Generator, evaluators
     sg = ck.create_group("state")
     for k, v in state.items():
         sg.create_dataset(k, data=np.asarray(v))
-    ck.create_dataset("evaluators", data=np.void(pickle.dumps(evaluators)))
+    eg = ck.create_group("evaluators")
+    for i, ev in enumerate(evaluators):
+        write_state(eg.create_group(str(i)), evaluator_state(ev),
+                    f"evaluator {i} ({type(ev).__name__}) of stream {g.name}")
     ck.attrs["rng"] = _rng_state_json(rng)
     ck.attrs["count"] = count
     ck.attrs["seconds"] = elapsed

@@ -133,6 +133,31 @@ class ListOf:
     help: str = ""
 
 
+@dataclass(frozen=True)
+class SamplerEntry:
+    """One sampler's settings: ``method`` names a sampler registered for ``family``
+    (mixlab.registry.sampler); the other keys are validated against ``common`` (keys every
+    sampler of the experiment takes) plus that sampler's own ``params`` schema."""
+
+    family: str
+    common: dict = field(default_factory=dict)
+    help: str = ""
+
+
+def _validate_sampler_entry(value: Any, schema: SamplerEntry, path: str) -> dict:
+    from . import registry
+
+    if not isinstance(value, dict):
+        raise SpecError(f"must be a mapping with a 'method' key, got {value!r}", path)
+    if "method" not in value:
+        names = ", ".join(sorted(registry.samplers_for(schema.family)))
+        raise SpecError(f"is required: a registered {schema.family} sampler ({names})",
+                        _join(path, "method"))
+    kind = registry.get_sampler(schema.family, value["method"], _join(path, "method"))
+    full = {"method": Param(type=str), **schema.common, **kind.params}
+    return validate(value, full, path)
+
+
 def _join(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
 
@@ -151,6 +176,8 @@ def validate(value: Any, schema: Any, path: str = "") -> Any:
         if len(value) < schema.min_len:
             raise SpecError(f"needs at least {schema.min_len} entry(ies)", path)
         return {str(k): validate(v, schema.schema, _join(path, str(k))) for k, v in value.items()}
+    if isinstance(schema, SamplerEntry):
+        return _validate_sampler_entry(value, schema, path)
     if isinstance(schema, ListOf):
         if value is None:
             value = schema.default
@@ -207,6 +234,17 @@ def describe(schema: Any, path: str = "") -> list[tuple[str, str, str]]:
         rows.append((path, repr(schema.default), schema.help))
         rows.extend(describe(schema.schema, path + ".<name>" if isinstance(schema, MapOf)
                              else path + "[i]"))
+    elif isinstance(schema, SamplerEntry):
+        from . import registry
+
+        kinds = registry.samplers_for(schema.family)
+        rows.append((_join(path, "method"), "required",
+                     f"a registered {schema.family} sampler: {', '.join(sorted(kinds))}"))
+        for k, v in schema.common.items():
+            rows.extend(describe(v, _join(path, k)))
+        for name, kind in sorted(kinds.items()):
+            for key, default, text in describe(kind.params, path):
+                rows.append((key, default, f"[{name}] {text}".strip()))
     elif isinstance(schema, dict):
         for k, v in schema.items():
             rows.extend(describe(v, _join(path, k)))

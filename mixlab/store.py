@@ -288,6 +288,11 @@ class RunReader:
             return unpack_bool(raw, tuple(int(s) for s in ds.attrs["shape"]))
         return raw
 
+    def stream_summaries(self, name: str) -> dict:
+        """``{stat: (chain, draw) float64}`` scalar summaries recorded with the stream."""
+        g = self.f.get(f"streams/{name}/summary")
+        return {} if g is None else {k: v[()] for k, v in g.items()}
+
     def stream_time(self, name: str) -> np.ndarray:
         return self.f[f"streams/{name}/time"][()]
 

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..checkpoint import AttributeState
 from ..errors import DataError, SpecError
 from ..registry import experiment, figure
 from ..schema import Param
@@ -229,13 +230,15 @@ def _sigmoid(a):
 # evaluators
 
 
-class PredictiveRisk:
+class PredictiveRisk(AttributeState):
     """Risk of the running predictive mean: mean over chains and test points of
     (mean_t σ(x*·θ_t) - truth(x*))², after each block.  x = sampling seconds."""
 
     metric = "risk"
     x_label = "wall-clock seconds (sampling)"
     y_label = "risk of the predictive mean"
+
+    state_attrs = ('sum', 'n', 'x', 'y', 'count')
 
     def __init__(self, series: str, X_test_b: np.ndarray, truth_pred: np.ndarray, chains: int):
         self.series = series
@@ -261,13 +264,15 @@ class PredictiveRisk:
         return np.array(self.x), np.array(self.y), None
 
 
-class VarianceL1:
+class VarianceL1(AttributeState):
     """L1 error of the running posterior variance, sum_j |var_j - truth_j|, averaged over chains,
     after each block.  x = sampling seconds."""
 
     metric = "variance_l1"
     x_label = "wall-clock seconds (sampling)"
     y_label = "L1 error of the posterior variance"
+
+    state_attrs = ('n', 'mean', 'm2', 'x', 'y')
 
     def __init__(self, series: str, truth_var: np.ndarray, chains: int):
         self.series = series

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..checkpoint import AttributeState
 from ..errors import SpecError
 from ..generic import log_spaced
 from ..registry import experiment, figure
@@ -70,7 +71,7 @@ def _model_attrs(model: DenseMRF, model_p: dict) -> dict:
 # ------------------------------------------------------------------------------------------------
 # Figure 7: calibration
 
-class Calibration:
+class Calibration(AttributeState):
     """Streaming evaluator: P(sampler sets x_i = 1) binned by the exact conditional p.
 
     draws: ``samples (chain, n, D)`` (the sweep's decisions), ``p_exact (chain, n, D)`` and,
@@ -81,6 +82,8 @@ class Calibration:
     metric = "calibration"
     x_label = "exact conditional probability P(x_i=1 | x_-i)"
     y_label = "empirical P(sampler sets x_i = 1)"
+
+    state_attrs = ('n', 'sp', 'sx', 'sd', 'sd2', 'wrong')
 
     def __init__(self, series: str, bins: int, burn_in: int, paired: bool):
         self.series, self.bins, self.burn_in, self.paired = series, bins, burn_in, paired
@@ -262,7 +265,7 @@ def fig7(run, fig) -> None:
 # ------------------------------------------------------------------------------------------------
 # Figure 8: L1 error of 5-variable joints vs time
 
-class JointL1:
+class JointL1(AttributeState):
     """Streaming evaluator: average (over M subsets) L1 error of each chain's empirical joint on
     the subsets vs the truth; mean over chains (±SE over chains).
 
@@ -274,6 +277,8 @@ class JointL1:
     metric = "joint_l1"
     x_label = "sampling time (s)"
     y_label = "average L1 error of 5-variable joints"
+
+    state_attrs = ('counts', 'terms', 't_prev', 'xs_sweeps', 'xs_sec', 'xs_terms', 'ys', 'yerr')
 
     def __init__(self, series: str, subsets: np.ndarray, truth: np.ndarray, at: np.ndarray,
                  D: int):

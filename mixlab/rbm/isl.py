@@ -188,6 +188,24 @@ class ISLEvaluator:
         self.m = None
         self.s = None
 
+    # ---------------------------------------------------------------------------- checkpoints
+    _STATE = ("mode", "n", "last_seconds", "_next", "rec_n", "rec_seconds", "hist", "_dmin",
+              "_dmax", "_Ebits", "_lam", "_powers", "m", "s")
+    _RECORDS = ("rec_valid", "rec_test", "rec_test_se")  # lists of equal-shape arrays
+
+    def state(self) -> dict:
+        """Accumulated histograms / log-sum-exp sums and the recorded points (resumable)."""
+        out = {k: getattr(self, k) for k in self._STATE}
+        for k in self._RECORDS:
+            out[k] = np.array(getattr(self, k))
+        return out
+
+    def load_state(self, state: dict) -> None:
+        for k in self._STATE:
+            setattr(self, k, state[k])
+        for k in self._RECORDS:
+            setattr(self, k, list(np.asarray(state[k])))
+
     # ---------------------------------------------------------------------------- feeding
     def update(self, draws: dict, count: int, seconds: float) -> None:
         """Feed one block: draws[key] is (chain, n_block, ...); ``seconds`` the cumulative

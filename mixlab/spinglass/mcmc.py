@@ -41,6 +41,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..checkpoint import AttributeState
 from .model import SpinGlass
 
 __all__ = ["Gibbs", "Metropolis", "SwendsenWang", "MarginalError", "SAMPLERS", "make_sampler"]
@@ -349,7 +350,7 @@ def make_sampler(method: str, model: SpinGlass, chains: int, init: str = "random
     return SAMPLERS[method](model, chains=chains, init=init)
 
 
-class MarginalError:
+class MarginalError(AttributeState):
     """Streaming mean absolute error of single-site marginal estimates.
 
     ``exact_marginals (R, C)``: the true ``P(x = +1)``. The estimate after ``d`` draws per chain
@@ -358,6 +359,8 @@ class MarginalError:
     x = total site updates over all chains (``d * chains * updates_per_draw``), identical however
     the stream is blocked; or ``"seconds"`` -- one point per block end, x = cumulative sampling
     seconds. The last draw is always a point."""
+
+    state_attrs = ('sum', 'draws', 'chains', 'next_k', 'last_t', 'xs', 'ys', 'last')
 
     def __init__(self, exact_marginals: np.ndarray, metric: str = "marginal_error",
                  series: str = "sampler", x: str = "updates", updates_per_draw: float = 1.0,
