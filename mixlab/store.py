@@ -152,6 +152,32 @@ class RunStore:
             ds.attrs[k] = _to_attr(v)
         self.f.flush()
 
+    # -- reading back what this run wrote (experiments use these, never ``store.f``) ----------------
+    def results(self) -> dict:
+        """Every scalar result stored so far."""
+        g = self.f.get("results")
+        return {} if g is None else {k: _from_attr(v) for k, v in g.attrs.items()}
+
+    def metric(self, metric: str, series: str) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """The curve ``(x, y, yerr)`` of ``/metrics/<metric>/<series>`` (yerr None if absent)."""
+        g = self.f[f"metrics/{metric}/{series}"]
+        return g["x"][()], g["y"][()], (g["yerr"][()] if "yerr" in g else None)
+
+    def stream_keys(self, name: str) -> list[str]:
+        """Draw keys recorded for stream ``name`` (not time, stats or summaries)."""
+        g = self.f.get(f"streams/{name}")
+        return [] if g is None else [k for k, v in g.items()
+                                     if isinstance(v, h5py.Dataset) and k != "time"]
+
+    def stream(self, name: str, key: str = "samples", chains=slice(None),
+               draws=slice(None)) -> np.ndarray:
+        """Recorded draws ``(chain, draw, ...)`` of stream ``name`` (booleans unpacked)."""
+        ds = self.f[f"streams/{name}/{key}"]
+        raw = ds[chains, draws]
+        if ds.attrs.get("packed", False):
+            return unpack_bool(raw, tuple(int(v) for v in ds.attrs["shape"]))
+        return raw
+
     # -- stages -----------------------------------------------------------------------------------
     def stage_done(self, name: str) -> bool:
         path = f"stages/{name}"
