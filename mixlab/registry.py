@@ -30,6 +30,7 @@ PLUGIN_MODULES = (
     "mixlab.rbm.experiments",
     "mixlab.spinglass.experiments",
     "mixlab.spinglass.experiments_sampling",
+    "mixlab.austerity.samplers",
     "mixlab.austerity.experiments",
     "mixlab.austerity.experiments_mrf",
 )

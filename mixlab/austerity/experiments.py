@@ -28,14 +28,15 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import registry
 from ..checkpoint import AttributeState
 from ..errors import DataError, SpecError
 from ..registry import experiment, figure
-from ..schema import Param
+from ..schema import MapOf, Param, SamplerEntry, validate
 from .blas import one_blas_thread
 from .hmc import HMC
 from .logistic import LogisticPosterior, add_bias, map_estimate, neg_hessian
-from .samplers import SGLD, RandomWalkMH
+from .target_logistic import LogisticTarget
 
 # ----------------------------------------------------------------------------------------------
 # spec pieces
@@ -74,6 +75,51 @@ HMC_KEYS = {
 }
 
 INIT_CHOICES = ("zero", "map", "laplace")
+
+
+def extra_samplers(family: str) -> MapOf:
+    """The ``samplers`` key: more samplers, each one more series under the same budget."""
+    return MapOf(SamplerEntry(family), default={},
+                 help=f"more samplers to run beside the paper's, by label: {{method: NAME, ...}} "
+                      f"with NAME a registered {family} sampler (see 'mixlab plugins'); each "
+                      f"gets the same budget and appears as one more series")
+
+
+def sampler_series(family: str, builtin: dict, extra: dict, builtin_path: str = "eps",
+                   path: str = "samplers") -> dict:
+    """``{label: (entry, spec path)}``: the experiment's own series ``builtin`` ({label: entry},
+    made from the spec key ``builtin_path`` and validated like spec entries) then the spec's
+    ``extra`` entries (already validated)."""
+    out = {}
+    for label, entry in builtin.items():
+        out[label] = (validate(entry, SamplerEntry(family), builtin_path), builtin_path)
+    for label, entry in extra.items():
+        if label in out:
+            raise SpecError(f"'{label}' is a series the experiment already runs; give this "
+                            f"sampler another label", f"{path}.{label}")
+        out[label] = (entry, f"{path}.{label}")
+    if not out:
+        raise SpecError("nothing to run: give eps values or samplers", path)
+    return out
+
+
+def build_sampler(family: str, entry: dict, where: str, target, chains: int, shared: dict):
+    """The registered sampler ``entry['method']`` of ``family`` built on ``target``.
+
+    A parameter left null (``None``) takes the value of the same-named key of ``shared`` (the
+    experiment's top-level settings, e.g. ``sigma`` or ``m``)."""
+    params = dict(entry)
+    for key, value in shared.items():
+        if key in params and params[key] is None:
+            params[key] = value
+    kind = registry.get_sampler(family, params["method"], f"{where}.method")
+    try:
+        return kind.factory(target, params, chains)
+    except SpecError as exc:
+        if exc.key is None or exc.key.startswith(where):
+            raise
+        msg = str(exc).split(": ", 1)[-1]
+        raise SpecError(msg, f"{where}.{exc.key}") from None
 
 
 def _init_theta(kind: str, post, rng, chains: int, laplace=None) -> np.ndarray:
@@ -438,16 +484,21 @@ def run_decisions(ctx) -> None:
     post, _xt, _yt, _name = load_problem(ctx, p["data"], p["model"])
     lap = _laplace(post)
     used, wrong, acc = [], [], []
-    for eps in p["eps"]:
-        lab = f"eps={eps:g}"
+    shared = {"sigma": p["sigma"], "m": p["m"]}
+    series = sampler_series("logistic", {
+        f"eps={eps:g}": {"method": "rw_mh", "eps": eps, "track_errors": True}
+        for eps in p["eps"]}, {})
+    for lab, (entry, where) in series.items():
         init = _init_theta(p["init"], post, ctx.rng("init", lab), p["chains"], lap)
-        kw = {"sigma": p["sigma"], "eps": eps, "m": p["m"], "track_errors": True}
         if p["burn_in"]:
-            r0 = ctx.stream(f"burnin/{lab}", RandomWalkMH(post, p["chains"], init=init, **kw),
-                            draws=p["burn_in"], record=False, rng=ctx.rng("burnin", lab))
+            s0 = build_sampler("logistic", entry, where, LogisticTarget(post, init, lap),
+                               p["chains"], shared)
+            r0 = ctx.stream(f"burnin/{lab}", s0, draws=p["burn_in"], record=False,
+                            rng=ctx.rng("burnin", lab))
             init = r0.state["theta"]
-        r = ctx.stream(lab, RandomWalkMH(post, p["chains"], init=init, **kw),
-                       draws=p["steps"], record=False, rng=ctx.rng("sample", lab))
+        s = build_sampler("logistic", entry, where, LogisticTarget(post, init, lap), p["chains"],
+                          shared)
+        r = ctx.stream(lab, s, draws=p["steps"], record=False, rng=ctx.rng("sample", lab))
         used.append(r.stats_mean["data_used"])
         wrong.append(r.stats_mean["wrong"])
         acc.append(r.stats_mean["accept"])
@@ -491,7 +542,9 @@ SCHEMA_RISK = {
     "hmc": HMC_KEYS,
     "sigma": Param(0.01, float, lo=0, lo_open=True, help="random-walk proposal std"),
     "m": Param(500, int, lo=2, help="minibatch size of the sequential test"),
-    "eps": Param([0.0, 0.01, 0.05, 0.1, 0.2], list, item=float, lo=0, hi=0.5, min_len=1),
+    "eps": Param([0.0, 0.01, 0.05, 0.1, 0.2], list, item=float, lo=0, hi=0.5,
+                 help="tolerances of the RW-MH series (sampler rw_mh; 0 = exact MH)"),
+    "samplers": extra_samplers("logistic"),
     "chains": Param(8, int, lo=1, help="independent chains (risk = MSE over them)"),
     "seconds": Param(20.0, float, lo=0, lo_open=True, help="sampling wall time per eps"),
     "init": Param("zero", str, choices=INIT_CHOICES, help="start of every chain"),
@@ -504,31 +557,56 @@ SCHEMA_RISK = {
 @one_blas_thread
 def run_risk(ctx) -> None:
     p = ctx.params
+    series = rw_series(p)
     post, Xt, _yt, _name = load_problem(ctx, p["data"], p["model"])
     truth = _truth(ctx, post, Xt, p["hmc"])
     ctx.store.set_result("truth/pred_floor", float(truth["pred_floor"]))
-    lap = _laplace(post) if p["init"] != "zero" else None
+    target = _target(ctx, p, post)
     Xtb = add_bias(Xt) if post.bias else Xt
+    shared = {"sigma": p["sigma"], "m": p["m"]}
     finals = {}
-    for eps in p["eps"]:
-        lab = f"eps={eps:g}"
-        init = _init_theta(p["init"], post, ctx.rng("init"), p["chains"], lap)
-        s = RandomWalkMH(post, p["chains"], sigma=p["sigma"], eps=eps, m=p["m"], init=init)
+    for lab, (entry, where) in series.items():
+        s = build_sampler("logistic", entry, where, target, p["chains"], shared)
         ev = PredictiveRisk(lab, Xtb, truth["pred"], p["chains"])
         r = ctx.stream(lab, s, seconds=p["seconds"], evaluators=[ev], record=False,
                        rng=ctx.rng("sample", lab), block=p["block"])
-        finals[eps] = ev.y[-1]
+        final = ev.y[-1]
+        if where == "eps":
+            finals[entry["eps"]] = final
         ctx.store.write_metric("samples", lab, np.array(ev.x), np.array(ev.count),
                                x_label="wall-clock seconds", y_label="samples per chain")
         for k, v in (("samples", r.draws), ("seconds", r.seconds),
-                     ("data_used", r.stats_mean["data_used"]),
-                     ("accept", r.stats_mean["accept"]), ("final_risk", finals[eps])):
+                     ("data_used", r.stats_mean.get("data_used", float("nan"))),
+                     ("accept", r.stats_mean.get("accept", float("nan"))),
+                     ("final_risk", final)):
             ctx.store.set_result(f"{lab}/{k}", v)
         ctx.log(f"{lab}: T = {r.draws} samples/chain in {r.seconds:.1f} s, data used "
-                f"{100 * r.stats_mean['data_used']:.1f}%, final risk {finals[eps]:.3g}")
-    best = min(finals, key=finals.get)
-    ctx.store.set_result("best_eps", best)
-    ctx.store.set_result("min_risk_at_eps_gt_0", bool(best > 0))
+                f"{100 * r.stats_mean.get('data_used', float('nan')):.1f}%, final risk "
+                f"{final:.3g}")
+    if finals:
+        best = min(finals, key=finals.get)
+        ctx.store.set_result("best_eps", best)
+        ctx.store.set_result("min_risk_at_eps_gt_0", bool(best > 0))
+
+
+def rw_series(p: dict) -> dict:
+    """The series of Figs 3-4: RW-MH at each of the spec's ``eps``, then its ``samplers``."""
+    return sampler_series("logistic", {f"eps={eps:g}": {"method": "rw_mh", "eps": eps}
+                                       for eps in p["eps"]}, p["samplers"])
+
+
+def series_labels(spec: dict) -> list[str]:
+    """Labels of the series of a Fig 3-6 spec, in run order (for figures, from the spec)."""
+    if "include_sgld" in spec:
+        return list(sgld_builtin(spec)) + list(spec.get("samplers", {}))
+    return [f"eps={eps:g}" for eps in spec["eps"]] + list(spec.get("samplers", {}))
+
+
+def _target(ctx, p: dict, post: LogisticPosterior) -> LogisticTarget:
+    """The posterior with every chain's start (the same start for every series, as the paper)."""
+    lap = _laplace(post) if p["init"] != "zero" else None
+    return LogisticTarget(post, _init_theta(p["init"], post, ctx.rng("init"), p["chains"], lap),
+                          lap)
 
 
 @figure("austerity.fig3", experiment="austerity.rw_risk", size=(6.4, 4.8))
@@ -536,11 +614,14 @@ def fig3(run, fig) -> None:
     """Risk of the predictive mean vs sampling time, one line per eps (log scale)."""
     res = run.results()
     ax = fig.add_subplot()
-    for lab, c in sorted(run.metrics().get("risk", {}).items(),
-                         key=lambda kv: float(kv[0].split("=")[1])):
-        eps = float(lab.split("=")[1])
+    curves = run.metrics().get("risk", {})
+    for lab in series_labels(run.spec):
+        c = curves.get(lab)
+        if c is None:
+            continue
         T = res.get(f"{lab}/samples", 0)
-        ax.semilogy(c["x"], c["y"], label=f"{_eps_label(eps)}, T = {int(T):,}")
+        name = _eps_label(float(lab[4:])) if lab.startswith("eps=") else lab
+        ax.semilogy(c["x"], c["y"], label=f"{name}, T = {int(T):,}")
     floor = res.get("truth/pred_floor")
     ys = [c["y"].min() for c in run.metrics().get("risk", {}).values() if len(c["y"])]
     if floor is not None and np.isfinite(floor) and ys and floor > min(ys) / 100:
@@ -548,13 +629,15 @@ def fig3(run, fig) -> None:
     ax.set_xlabel("wall-clock seconds (sampling only)")
     ax.set_ylabel("risk of the predictive mean (log scale)")
     best = res.get("best_eps")
-    ax.set_title(f"RW-MH, {_data_note(run)}\nlowest final risk at ε = {best}", fontsize=9)
+    ax.set_title(f"RW-MH, {_data_note(run)}\nlowest final risk of RW-MH at ε = {best}",
+                 fontsize=9)
     ax.legend(fontsize=7)
 
 
 SCHEMA_MARGINALS = dict(SCHEMA_RISK)
 SCHEMA_MARGINALS.update({
-    "eps": Param([0.0, 0.01], list, item=float, lo=0, hi=0.5, min_len=1),
+    "eps": Param([0.0, 0.01], list, item=float, lo=0, hi=0.5,
+                 help="tolerances of the RW-MH series (sampler rw_mh; 0 = exact MH)"),
     "chains": Param(3, int, lo=1, help="independent runs drawn per panel"),
     "times": Param([5.0, 10.0, 20.0], list, item=float, lo=0, lo_open=True, min_len=1,
                    help="wall times of the panels (the budget is the largest)"),
@@ -570,22 +653,22 @@ def run_marginals(ctx) -> None:
     p = ctx.params
     if len(p["dims"]) != 2:
         raise SpecError("give exactly two coordinates", "dims")
+    series = rw_series(p)
     post, Xt, _yt, _name = load_problem(ctx, p["data"], p["model"])
     if max(p["dims"]) >= post.d:
         raise SpecError(f"coordinates must be < d = {post.d}", "dims")
     truth = _truth(ctx, post, Xt, p["hmc"])
     ctx.store.write_array("truth/marginal", truth["samples"][:, p["dims"]].astype(np.float32))
-    lap = _laplace(post) if p["init"] != "zero" else None
+    target = _target(ctx, p, post)
+    shared = {"sigma": p["sigma"], "m": p["m"]}
     budget = max(p["times"])
-    for eps in p["eps"]:
-        lab = f"eps={eps:g}"
-        init = _init_theta(p["init"], post, ctx.rng("init"), p["chains"], lap)
-        s = WithMarginal(RandomWalkMH(post, p["chains"], sigma=p["sigma"], eps=eps, m=p["m"],
-                                      init=init), p["dims"])
+    for lab, (entry, where) in series.items():
+        s = WithMarginal(build_sampler("logistic", entry, where, target, p["chains"], shared),
+                         p["dims"])
         r = ctx.stream(lab, s, seconds=budget, record=("marginal",), rng=ctx.rng("sample", lab),
                        block=p["block"])
         ctx.store.set_result(f"{lab}/samples", r.draws)
-        ctx.store.set_result(f"{lab}/data_used", r.stats_mean["data_used"])
+        ctx.store.set_result(f"{lab}/data_used", r.stats_mean.get("data_used", float("nan")))
         ctx.log(f"{lab}: T = {r.draws} samples/chain in {r.seconds:.1f} s")
 
 
@@ -594,8 +677,8 @@ def fig4(run, fig) -> None:
     """Rows: eps; columns: wall times; each chain's samples so far vs the HMC truth."""
     spec = run.spec
     times, dims = spec["times"], spec["dims"]
-    labs = sorted([n for n in run.stream_names() if n.startswith("eps=")],
-                  key=lambda s: float(s.split("=")[1]))
+    names = set(run.stream_names())
+    labs = [lab for lab in series_labels(spec) if lab in names]
     truth = run.array("truth/marginal")
     axes = fig.subplots(len(labs), len(times), squeeze=False)
     mu, cov = truth.mean(0), np.cov(truth.T)
@@ -608,7 +691,7 @@ def fig4(run, fig) -> None:
     for i, lab in enumerate(labs):
         x = run.stream(lab, "marginal")                          # (chain, draw, 2)
         tt = run.stream_time(lab)
-        eps = float(lab.split("=")[1])
+        name = _eps_label(float(lab[4:])) if lab.startswith("eps=") else lab
         for j, T in enumerate(times):
             ax = axes[i, j]
             k = int(np.searchsorted(tt, T, side="right"))
@@ -617,7 +700,7 @@ def fig4(run, fig) -> None:
                 ax.plot(x[c, :k, 0], x[c, :k, 1], color="tab:red", lw=0.4, alpha=0.6)
             for e in ell:                    # on top: long runs would otherwise hide the truth
                 ax.plot(e[:, 0], e[:, 1], color="tab:blue", lw=1.2, zorder=3)
-            ax.set_title(f"{_eps_label(eps)}, {T:g} s, T = {k:,}", fontsize=8)
+            ax.set_title(f"{name}, {T:g} s, T = {k:,}", fontsize=8)
             span = np.vstack([lo, hi, x[:, :k].reshape(-1, 2).min(0) if k else lo,
                               x[:, :k].reshape(-1, 2).max(0) if k else hi])
             ax.set_xlim(span[:, 0].min(), span[:, 0].max())
@@ -627,7 +710,7 @@ def fig4(run, fig) -> None:
                 ax.set_xlabel(f"θ{dims[0] + 1}", fontsize=8)
             if j == 0:
                 ax.set_ylabel(f"θ{dims[1] + 1}", fontsize=8)
-    fig.suptitle("RW-MH paths (red, one per chain) vs HMC truth (blue: samples, 1σ/2σ "
+    fig.suptitle("Sampler paths (red, one per chain) vs HMC truth (blue: samples, 1σ/2σ "
                  "ellipses); " + _data_note(run), fontsize=9)
 
 
@@ -647,6 +730,7 @@ SCHEMA_SGLD = {
                  help="tolerances of the corrected samplers"),
     "include_sgld": Param(True, bool, help="run uncorrected SGLD"),
     "include_mh": Param(True, bool, help="run SGLD corrected by the exact MH test"),
+    "samplers": extra_samplers("logistic"),
     "chains": Param(8, int, lo=1),
     "seconds": Param(20.0, float, lo=0, lo_open=True, help="sampling wall time per sampler"),
     "init": Param("map", str, choices=INIT_CHOICES, help="start of every chain"),
@@ -659,32 +743,37 @@ SCHEMA_SGLD = {
 @one_blas_thread
 def run_sgld(ctx) -> None:
     p = ctx.params
+    series = sampler_series("logistic", sgld_builtin(p), p["samplers"],
+                            builtin_path="include_sgld / include_mh / eps")
     post, Xt, _yt, _name = load_problem(ctx, p["data"], p["model"])
     truth = _truth(ctx, post, Xt[:10], p["hmc"])
     ctx.store.set_result("truth/var_floor", float(truth["var_floor"]))
     ctx.store.set_result("truth/var_l1_norm", float(np.abs(truth["var"]).sum()))
-    lap = _laplace(post) if p["init"] != "zero" else None
-    runs = []
-    if p["include_sgld"]:
-        runs.append(("SGLD", {"correction": "none"}))
-    if p["include_mh"]:
-        runs.append(("MH", {"correction": "exact"}))
-    runs += [(f"eps={e:g}", {"correction": "sequential", "eps": e}) for e in p["eps"]]
-    if not runs:
-        raise SpecError("nothing to run: enable include_sgld / include_mh or give eps", "eps")
-    for lab, kw in runs:
-        init = _init_theta(p["init"], post, ctx.rng("init"), p["chains"], lap)
-        s = SGLD(post, p["chains"], p["step_size"], batch=p["batch"], m=p["m"], init=init, **kw)
+    target = _target(ctx, p, post)
+    shared = {"step_size": p["step_size"], "batch": p["batch"], "m": p["m"]}
+    for lab, (entry, where) in series.items():
+        s = build_sampler("logistic", entry, where, target, p["chains"], shared)
         ev = VarianceL1(lab, truth["var"], p["chains"])
         r = ctx.stream(lab, s, seconds=p["seconds"], evaluators=[ev], record=False,
                        rng=ctx.rng("sample", lab), block=p["block"])
-        for k, v in (("samples", r.draws), ("seconds", r.seconds),
-                     ("data_used", r.stats_mean["data_used"]),
-                     ("accept", r.stats_mean["accept"]), ("final_l1", ev.y[-1])):
+        acc = r.stats_mean.get("accept", float("nan"))
+        used = r.stats_mean.get("data_used", float("nan"))
+        for k, v in (("samples", r.draws), ("seconds", r.seconds), ("data_used", used),
+                     ("accept", acc), ("final_l1", ev.y[-1])):
             ctx.store.set_result(f"{lab}/{k}", v)
-        ctx.log(f"{lab}: T = {r.draws} in {r.seconds:.1f} s, acceptance "
-                f"{r.stats_mean['accept']:.3f}, test data {100 * r.stats_mean['data_used']:.1f}%,"
-                f" final L1 {ev.y[-1]:.3g}")
+        ctx.log(f"{lab}: T = {r.draws} in {r.seconds:.1f} s, acceptance {acc:.3f}, test data "
+                f"{100 * used:.1f}%, final L1 {ev.y[-1]:.3g}")
+
+
+def sgld_builtin(p: dict) -> dict:
+    """Figs 5-6's own series: SGLD, SGLD + exact MH, SGLD + the sequential test at each eps."""
+    out = {}
+    if p["include_sgld"]:
+        out["SGLD"] = {"method": "sgld"}
+    if p["include_mh"]:
+        out["MH"] = {"method": "sgld_mh", "eps": 0.0}
+    out.update({f"eps={e:g}": {"method": "sgld_mh", "eps": e} for e in p["eps"]})
+    return out
 
 
 @figure("austerity.fig5_6", experiment="austerity.sgld_variance", size=(6.4, 4.8))

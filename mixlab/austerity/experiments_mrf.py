@@ -33,9 +33,10 @@ from ..checkpoint import AttributeState
 from ..errors import SpecError
 from ..generic import log_spaced
 from ..registry import experiment, figure
-from ..schema import MapOf, Param
+from ..schema import MapOf, Param, SamplerEntry
 from .blas import one_blas_thread
-from .mrf import ApproxGibbs, DenseMRF, ExactGibbs, make_mrf, random_subsets, sweep_exact
+from .experiments import build_sampler, sampler_series
+from .mrf import DenseMRF, make_mrf, random_subsets, sweep_exact
 
 PAPER_T = {"exact": 2897, 0.01: 3429, 0.05: 3979, 0.1: 4494, 0.15: 4889, 0.2: 5507, 0.25: 5959}
 PAPER_EPS = (0.01, 0.05, 0.1, 0.15, 0.2, 0.25)
@@ -169,13 +170,12 @@ def run_calibration(ctx) -> None:
     model = build_model(p["model"])
     for k, v in _model_attrs(model, p["model"]).items():
         ctx.store.set_result(f"model/{k}", v)
-    runs = [("exact", None)] if p["include_exact"] else []
-    runs += [(_eps_label(e), e) for e in p["eps"]]
-    for label, eps in runs:
-        if eps is None:
-            sampler = ExactGibbs(model, p["chains"], track=True)
-        else:
-            sampler = ApproxGibbs(model, p["chains"], eps=eps, m=p["minibatch"], track=True)
+    runs = {"exact": {"method": "exact", "track": True}} if p["include_exact"] else {}
+    runs.update({_eps_label(e): {"method": "approx", "eps": e, "track": True} for e in p["eps"]})
+    for label, (entry, where) in sampler_series("mrf", runs, {}).items():
+        sampler = build_sampler("mrf", entry, where, model, p["chains"],
+                                {"minibatch": p["minibatch"]})
+        eps = entry.get("eps")
         ev = Calibration(label, p["bins"], p["burn_in"], paired=eps is not None)
         res = ctx.stream(label, sampler, draws=sweeps, seconds=seconds, evaluators=[ev],
                          record=False, block=p["block"], rng=ctx.rng("sample", label))
@@ -205,7 +205,7 @@ def run_calibration(ctx) -> None:
             ctx.store.set_result(f"wrong_decisions/{label}", ev.wrong / max(n_dec, 1.0))
         ctx.log(f"{label}: {n_dec:.0f} updates, data used "
                 f"{res.stats_mean.get('data_used', 1.0):.3f}, max error "
-                f"{ctx.store.f['results'].attrs.get(f'max_error/{label}')}")
+                f"{ctx.store.results().get(f'max_error/{label}')}")
 
 
 @figure("austerity.fig7", experiment="austerity.mrf_calibration", size=(11.0, 4.8))
@@ -358,7 +358,9 @@ class WithTerms:
 
     def step(self, state, rng):
         state, draws, stats = self.sampler.step(state, rng)
-        draws["terms"] = (stats["data_used"] * self.per_sweep).astype(np.float32)
+        # a sampler without a data_used statistic is charged a full sweep (D·N terms)
+        used = np.broadcast_to(stats.get("data_used", 1.0), (self.chains,))
+        draws["terms"] = (used * self.per_sweep).astype(np.float32)
         return state, draws, stats
 
 
@@ -423,12 +425,6 @@ def _truth_cached(model: DenseMRF, model_p: dict, subsets: np.ndarray, tp: dict,
     return out
 
 
-SAMPLER_SCHEMA = {
-    "method": Param(type=str, choices=("exact", "exact_lookup", "approx"),
-                    help="exact: Gibbs with the quadratic-form conditional; exact_lookup: Gibbs "
-                         "summing the N pair-table terms (the paper's cost model); approx: §5"),
-    "eps": Param(0.0, float, lo=0, hi=1, hi_open=True, help="tolerance (approx only)"),
-}
 DEFAULT_SAMPLERS = {"exact": {"method": "exact"}, "exact-lookup": {"method": "exact_lookup"}}
 DEFAULT_SAMPLERS.update({_eps_label(e): {"method": "approx", "eps": e} for e in PAPER_EPS})
 
@@ -445,7 +441,11 @@ JOINT_SCHEMA = {
         "cache_dir": Param("runs/_cache", str, nullable=True,
                            help="cache of truths across runs (null: no cache)"),
     },
-    "samplers": MapOf(SAMPLER_SCHEMA, default=DEFAULT_SAMPLERS, min_len=1),
+    "samplers": MapOf(SamplerEntry("mrf"), default=DEFAULT_SAMPLERS, min_len=1,
+                      help="samplers by label: {method: NAME, ...}, NAME a registered mrf sampler "
+                           "(exact: Gibbs with the quadratic-form conditional; exact_lookup: "
+                           "Gibbs summing the N pair-table terms, the paper's cost model; approx: "
+                           "§5; or a plugin's, see 'mixlab plugins'), all under the same budget"),
     "budget": {
         "seconds": Param(30.0, float, lo=0, lo_open=True, nullable=True,
                          help="sampling wall time per sampler (equal for all)"),
@@ -479,11 +479,8 @@ def run_joint_error(ctx) -> None:
                     8 * p["points"])
     per_sweep = model.D * model.N
     for label, sp in p["samplers"].items():
-        if sp["method"] == "approx":
-            base = ApproxGibbs(model, p["chains"], eps=sp["eps"], m=p["minibatch"])
-        else:
-            base = ExactGibbs(model, p["chains"],
-                              impl="quadratic" if sp["method"] == "exact" else "lookup")
+        base = build_sampler("mrf", sp, f"samplers.{label}", model, p["chains"],
+                             {"minibatch": p["minibatch"]})
         ev = JointL1(label, subsets, probs, at, model.D)
         res = ctx.stream(label, WithTerms(base, per_sweep), draws=sweeps, seconds=seconds,
                          evaluators=[ev], record=("samples",) if p["record"] else False,
@@ -504,15 +501,14 @@ def run_joint_error(ctx) -> None:
                 f"{y[-1] if len(y) else float('nan'):.4f}")
     # equal numbers of sweeps: every sampler's error at the largest common recorded count
     # (a count of the shared log-spaced grid, so every sampler has a record exactly there)
-    common = min(int(ctx.store.f["results"].attrs[f"sweeps_in_budget/{lab}"])
-                 for lab in p["samplers"])
+    results = ctx.store.results()
+    common = min(int(results[f"sweeps_in_budget/{lab}"]) for lab in p["samplers"])
     grid = at[at <= common]
     if len(grid):
         common = int(grid[-1])
         ctx.store.set_result("equal_sweeps", common)
-        mets = ctx.store.f["metrics/joint_l1_vs_sweeps"]
         for lab in p["samplers"]:
-            xs, ys = mets[lab]["x"][()], mets[lab]["y"][()]
+            xs, ys, _ = ctx.store.metric("joint_l1_vs_sweeps", lab)
             j = np.flatnonzero(xs == common)
             if len(j):
                 ctx.store.set_result(f"l1_at_equal_sweeps/{lab}", float(ys[j[0]]))

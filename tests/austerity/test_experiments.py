@@ -109,7 +109,8 @@ def test_fig3_fig4_tiny_and_truth_cache(tmp_path):
     spec = load_spec(SPECS / "fig4.yaml", overrides=over + ["times=[0.2,0.4]"])
     run_dir, _ = execute(spec, tmp_path / "f4", quiet=True, render=False)
     with RunReader(run_dir) as run:
-        assert np.array_equal(run.stage("hmc_truth")["var"], np.load(cached[0])["var"])
+        var = run.stage("hmc_truth")["var"]          # the cache may hold other runs' truths too
+        assert any(np.array_equal(var, np.load(c)["var"]) for c in cached)
         x = run.stream("eps=0.1", "marginal")
         assert x.shape[0] == 2 and x.shape[2] == 2
     _render(run_dir, "austerity.fig4", tmp_path)
