@@ -32,7 +32,7 @@ PLUGIN_MODULES = (
     "mixlab.spinglass.experiments_sampling",
     "mixlab.austerity.samplers",
     "mixlab.austerity.experiments",
-    "mixlab.austerity.experiments_mrf",
+    "mixlab.austerity.figures",
 )
 
 

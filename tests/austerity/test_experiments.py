@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mixlab.austerity.experiments import PredictiveRisk, VarianceL1
+from mixlab.austerity.evaluators import PredictiveRisk, VarianceL1
 from mixlab.context import execute
 from mixlab.errors import DataError
 from mixlab.plotting import render
@@ -103,7 +103,7 @@ def test_fig3_fig4_tiny_and_truth_cache(tmp_path):
         truth = run.stage("hmc_truth")
         assert truth["pred"].shape == (2037,) and 0.5 < truth["accept"] <= 1.0
     _render(run_dir, "austerity.fig3", tmp_path)
-    from mixlab.austerity.experiments import truth_cache_dir
+    from mixlab.austerity.target_logistic import truth_cache_dir
     cached = list(truth_cache_dir().glob("*.npz"))
     assert cached                                            # shared with the next run
     spec = load_spec(SPECS / "fig4.yaml", overrides=over + ["times=[0.2,0.4]"])
