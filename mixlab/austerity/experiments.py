@@ -39,6 +39,7 @@ from .blas import one_blas_thread
 from .evaluators import Calibration, JointL1, PredictiveRisk, VarianceL1
 from .logistic import add_bias, map_estimate
 from .mrf import random_subsets
+from .summaries import mrf_summaries, subset_configs, theta_dims, theta_summaries
 from .target_logistic import (
     HMC_KEYS,
     INIT_CHOICES,
@@ -137,6 +138,18 @@ class WithTerms:
         used = np.broadcast_to(stats.get("data_used", 1.0), (self.chains,))
         draws["terms"] = (used * self.per_sweep).astype(np.float32)
         return state, draws, stats
+
+
+SUMMARY_DIMS = Param(None, list, item=int, nullable=True,
+                     help="coordinates of θ stored per draw as summaries for 'mixlab diagnose' "
+                          "(null: every coordinate, d x 8 bytes per chain per draw; negative "
+                          "counts from the end; [] none)")
+
+
+def posterior_summaries(p: dict, d: int):
+    """The stream's ``summarize`` for the spec's ``summary_dims`` (None when it lists none)."""
+    dims = theta_dims(p["summary_dims"], d)
+    return theta_summaries(dims) if dims else None
 
 
 def eps_label(e: float) -> str:
@@ -273,6 +286,7 @@ SCHEMA_RISK = {
     "seconds": Param(20.0, float, lo=0, lo_open=True, help="sampling wall time per eps"),
     "init": Param("zero", str, choices=INIT_CHOICES, help="start of every chain"),
     "block": Param(100, int, lo=1, help="draws per block (one curve point per block)"),
+    "summary_dims": SUMMARY_DIMS,
 }
 
 
@@ -293,7 +307,8 @@ def run_risk(ctx) -> None:
         s = build_sampler("logistic", entry, where, target, p["chains"], shared)
         ev = PredictiveRisk(lab, Xtb, truth["pred"], p["chains"])
         r = ctx.stream(lab, s, seconds=p["seconds"], evaluators=[ev], record=False,
-                       rng=ctx.rng("sample", lab), block=p["block"])
+                       rng=ctx.rng("sample", lab), block=p["block"],
+                       summarize=posterior_summaries(p, post.d))
         final = ev.y[-1]
         if where == "eps":
             finals[entry["eps"]] = final
@@ -358,7 +373,7 @@ def run_marginals(ctx) -> None:
         s = WithMarginal(build_sampler("logistic", entry, where, target, p["chains"], shared),
                          p["dims"])
         r = ctx.stream(lab, s, seconds=budget, record=("marginal",), rng=ctx.rng("sample", lab),
-                       block=p["block"])
+                       block=p["block"], summarize=posterior_summaries(p, post.d))
         ctx.store.set_result(f"{lab}/samples", r.draws)
         ctx.store.set_result(f"{lab}/data_used", r.stats_mean.get("data_used", float("nan")))
         ctx.log(f"{lab}: T = {r.draws} samples/chain in {r.seconds:.1f} s")
@@ -385,6 +400,7 @@ SCHEMA_SGLD = {
     "seconds": Param(20.0, float, lo=0, lo_open=True, help="sampling wall time per sampler"),
     "init": Param("map", str, choices=INIT_CHOICES, help="start of every chain"),
     "block": Param(200, int, lo=1, help="draws per block (one curve point per block)"),
+    "summary_dims": SUMMARY_DIMS,
 }
 
 
@@ -405,7 +421,8 @@ def run_sgld(ctx) -> None:
         s = build_sampler("logistic", entry, where, target, p["chains"], shared)
         ev = VarianceL1(lab, truth["var"], p["chains"])
         r = ctx.stream(lab, s, seconds=p["seconds"], evaluators=[ev], record=False,
-                       rng=ctx.rng("sample", lab), block=p["block"])
+                       rng=ctx.rng("sample", lab), block=p["block"],
+                       summarize=posterior_summaries(p, post.d))
         acc = r.stats_mean.get("accept", float("nan"))
         used = r.stats_mean.get("data_used", float("nan"))
         for k, v in (("samples", r.draws), ("seconds", r.seconds), ("data_used", used),
@@ -537,6 +554,10 @@ JOINT_SCHEMA = {
     "points": Param(40, int, lo=2, help="log-spaced sweep counts where the error is recorded"),
     "block": Param(20, int, lo=1, help="sweeps per block"),
     "record": Param(False, bool, help="store the samples (100 bits per chain per sweep)"),
+    "summaries": Param(True, bool,
+                       help="store per-draw energy, fraction of ones and the indicators of the "
+                            "first 4 subsets' most probable configurations, for 'mixlab "
+                            "diagnose' (untimed; the energy costs about one exact sweep)"),
 }
 
 
@@ -561,13 +582,17 @@ def run_joint_error(ctx) -> None:
     at = log_spaced(sweeps if sweeps is not None else 10 ** 8, p["points"] if sweeps else
                     8 * p["points"])
     per_sweep = model.D * model.N
+    summarize = mrf_summaries(model, subsets, probs) if p["summaries"] else None
+    if summarize is not None:
+        for m, code in enumerate(subset_configs(subsets, probs)):
+            ctx.store.set_result(f"summary_config/subset_{m}", code)
     for label, sp in p["samplers"].items():
         base = build_sampler("mrf", sp, f"samplers.{label}", model, p["chains"],
                              {"minibatch": p["minibatch"]})
         ev = JointL1(label, subsets, probs, at, model.D)
         res = ctx.stream(label, WithTerms(base, per_sweep), draws=sweeps, seconds=seconds,
                          evaluators=[ev], record=("samples",) if p["record"] else False,
-                         block=p["block"], rng=ctx.rng("sample", label))
+                         block=p["block"], rng=ctx.rng("sample", label), summarize=summarize)
         y, yerr = np.asarray(ev.ys), np.asarray(ev.yerr)
         ctx.store.write_metric("joint_l1_vs_sweeps", label, ev.xs_sweeps, y, yerr,
                                x_label="sweeps per chain", y_label=JointL1.y_label)
