@@ -4,6 +4,7 @@
 
 * :class:`PredictiveRisk` (Fig 3)  risk of the running predictive mean vs the HMC truth
 * :class:`VarianceL1` (Figs 5-6)   L1 error of the running posterior variance
+* :class:`PosteriorMean` (Figs 3-6) the running posterior-mean estimate and its error
 * :class:`Calibration` (Fig 7)     P(sampler sets x_i = 1) binned by the exact conditional
 * :class:`JointL1` (Fig 8)         average L1 error of the joints on random 5-variable subsets
 """
@@ -82,6 +83,40 @@ class VarianceL1(AttributeState):
         var = self.m2 / self.n
         self.x.append(seconds)
         self.y.append(float(np.abs(var - self.truth).sum(1).mean()))
+
+    def curve(self):
+        return np.array(self.x), np.array(self.y), None
+
+
+class PosteriorMean(AttributeState):
+    """The running posterior-mean estimate (mean over every chain and draw so far) and its
+    Euclidean distance to the truth's mean, after each block.  x = sampling seconds.
+
+    draws: ``samples (chain, n, d)``.  :meth:`mean` -> (d,) the estimate (the result
+    ``mean/<series>``)."""
+
+    metric = "mean_l2"
+    x_label = "wall-clock seconds (sampling)"
+    y_label = "|posterior-mean estimate - truth| (L2)"
+
+    state_attrs = ('sum', 'n', 'x', 'y')
+
+    def __init__(self, series: str, truth_mean: np.ndarray):
+        self.series = series
+        self.truth = np.asarray(truth_mean, dtype=np.float64)             # (d,)
+        self.sum = np.zeros_like(self.truth)
+        self.n = 0
+        self.x, self.y = [], []
+
+    def update(self, draws, count, seconds):
+        th = np.asarray(draws["samples"], dtype=np.float64)             # (C, B, d)
+        self.sum += th.sum(axis=(0, 1))
+        self.n += th.shape[0] * th.shape[1]
+        self.x.append(seconds)
+        self.y.append(float(np.sqrt(np.sum((self.mean() - self.truth) ** 2))))
+
+    def mean(self) -> np.ndarray:
+        return self.sum / max(self.n, 1)
 
     def curve(self):
         return np.array(self.x), np.array(self.y), None

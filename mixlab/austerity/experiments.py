@@ -36,7 +36,7 @@ from ..generic import log_spaced
 from ..registry import experiment
 from ..schema import MapOf, Param, SamplerEntry, validate
 from .blas import one_blas_thread
-from .evaluators import Calibration, JointL1, PredictiveRisk, VarianceL1
+from .evaluators import Calibration, JointL1, PosteriorMean, PredictiveRisk, VarianceL1
 from .logistic import add_bias, map_estimate
 from .mrf import random_subsets
 from .summaries import mrf_summaries, subset_configs, theta_dims, theta_summaries
@@ -49,6 +49,7 @@ from .target_logistic import (
     init_theta,
     laplace_approx,
     load_problem,
+    record_truth,
     start_target,
     truth_once,
 )
@@ -298,6 +299,7 @@ def run_risk(ctx) -> None:
     series = rw_series(p)
     post, Xt, _yt, _name = load_problem(ctx, p["data"], p["model"])
     truth = truth_once(ctx, post, Xt, p["hmc"])
+    record_truth(ctx, truth)
     ctx.store.set_result("truth/pred_floor", float(truth["pred_floor"]))
     target = start_target(ctx, p, post)
     Xtb = add_bias(Xt) if post.bias else Xt
@@ -306,10 +308,12 @@ def run_risk(ctx) -> None:
     for lab, (entry, where) in series.items():
         s = build_sampler("logistic", entry, where, target, p["chains"], shared)
         ev = PredictiveRisk(lab, Xtb, truth["pred"], p["chains"])
-        r = ctx.stream(lab, s, seconds=p["seconds"], evaluators=[ev], record=False,
+        pm = PosteriorMean(lab, truth["mean"])
+        r = ctx.stream(lab, s, seconds=p["seconds"], evaluators=[ev, pm], record=False,
                        rng=ctx.rng("sample", lab), block=p["block"],
                        summarize=posterior_summaries(p, post.d))
         final = ev.y[-1]
+        ctx.store.set_result(f"mean/{lab}", [float(v) for v in pm.mean()])
         if where == "eps":
             finals[entry["eps"]] = final
         ctx.store.write_metric("samples", lab, np.array(ev.x), np.array(ev.count),
@@ -365,6 +369,7 @@ def run_marginals(ctx) -> None:
     if max(p["dims"]) >= post.d:
         raise SpecError(f"coordinates must be < d = {post.d}", "dims")
     truth = truth_once(ctx, post, Xt, p["hmc"])
+    record_truth(ctx, truth)
     ctx.store.write_array("truth/marginal", truth["samples"][:, p["dims"]].astype(np.float32))
     target = start_target(ctx, p, post)
     shared = {"sigma": p["sigma"], "m": p["m"]}
@@ -372,8 +377,10 @@ def run_marginals(ctx) -> None:
     for lab, (entry, where) in series.items():
         s = WithMarginal(build_sampler("logistic", entry, where, target, p["chains"], shared),
                          p["dims"])
+        pm = PosteriorMean(lab, truth["mean"])
         r = ctx.stream(lab, s, seconds=budget, record=("marginal",), rng=ctx.rng("sample", lab),
-                       block=p["block"], summarize=posterior_summaries(p, post.d))
+                       block=p["block"], evaluators=[pm], summarize=posterior_summaries(p, post.d))
+        ctx.store.set_result(f"mean/{lab}", [float(v) for v in pm.mean()])
         ctx.store.set_result(f"{lab}/samples", r.draws)
         ctx.store.set_result(f"{lab}/data_used", r.stats_mean.get("data_used", float("nan")))
         ctx.log(f"{lab}: T = {r.draws} samples/chain in {r.seconds:.1f} s")
@@ -413,6 +420,7 @@ def run_sgld(ctx) -> None:
                             builtin_path="include_sgld / include_mh / eps")
     post, Xt, _yt, _name = load_problem(ctx, p["data"], p["model"])
     truth = truth_once(ctx, post, Xt[:10], p["hmc"])
+    record_truth(ctx, truth)
     ctx.store.set_result("truth/var_floor", float(truth["var_floor"]))
     ctx.store.set_result("truth/var_l1_norm", float(np.abs(truth["var"]).sum()))
     target = start_target(ctx, p, post)
@@ -420,7 +428,8 @@ def run_sgld(ctx) -> None:
     for lab, (entry, where) in series.items():
         s = build_sampler("logistic", entry, where, target, p["chains"], shared)
         ev = VarianceL1(lab, truth["var"], p["chains"])
-        r = ctx.stream(lab, s, seconds=p["seconds"], evaluators=[ev], record=False,
+        pm = PosteriorMean(lab, truth["mean"])
+        r = ctx.stream(lab, s, seconds=p["seconds"], evaluators=[ev, pm], record=False,
                        rng=ctx.rng("sample", lab), block=p["block"],
                        summarize=posterior_summaries(p, post.d))
         acc = r.stats_mean.get("accept", float("nan"))
@@ -428,6 +437,7 @@ def run_sgld(ctx) -> None:
         for k, v in (("samples", r.draws), ("seconds", r.seconds), ("data_used", used),
                      ("accept", acc), ("final_l1", ev.y[-1])):
             ctx.store.set_result(f"{lab}/{k}", v)
+        ctx.store.set_result(f"mean/{lab}", [float(v) for v in pm.mean()])
         ctx.log(f"{lab}: T = {r.draws} in {r.seconds:.1f} s, acceptance {acc:.3f}, test data "
                 f"{100 * used:.1f}%, final L1 {ev.y[-1]:.3g}")
 

@@ -31,20 +31,42 @@ from .logistic import LogisticPosterior, add_bias, map_estimate, neg_hessian
 # spec pieces
 
 
-def data_keys(name="auto", classes=(7, 9), pca=50, subsample=None):
+def data_keys(name="auto", classes=None, pca=None, subsample=None):
+    """The ``data`` block of the logistic-regression experiments: a registered data set
+    (``name``, ``classes``, ``pca``) or the user's own table (``file``, ``label``, ...)."""
     from ..data import NAMES
     return {
         "name": Param(name, str, choices=("auto",) + tuple(NAMES),
-                      help="data set; auto = fashion-mnist if installed, else mnist-5k"),
+                      help="data set; auto = fashion-mnist if installed, else mnist-5k (not "
+                           "with file)"),
         "classes": Param(list(classes) if classes else None, list, item=int, lo=0, nullable=True,
-                         help="two labels (relabelled 0/1 in this order); null for kdd99"),
-        "pca": Param(pca, int, lo=1, nullable=True, help="PCA components fitted on train"),
+                         help="two labels of an image set, relabelled 0/1 in this order; null "
+                              "for kdd99 and for a file (whose label column is 0/1)"),
+        "pca": Param(pca, int, lo=1, nullable=True,
+                     help="PCA components fitted on the training rows (null: the features)"),
         "subsample": Param(subsample, int, lo=2, nullable=True,
                            help="random subset of this many training rows"),
         "subsample_seed": Param(0, int, lo=0,
                                 help="seed of the subset (not the run seed, so that specs "
                                      "share one posterior and one cached truth)"),
         "test_max": Param(None, int, lo=1, nullable=True, help="use at most this many test points"),
+        "file": Param(None, str, nullable=True,
+                      help="your own table instead of a data set: .csv (header row), .npz (one "
+                           "array per column) or .npy (2-D; columns named 0, 1, ...)"),
+        "label": Param(None, str, nullable=True, help="the file's 0/1 label column"),
+        "features": Param(None, list, item=str, nullable=True, min_len=1,
+                          help="the file's feature columns, in order (null: every other column)"),
+        "standardize": Param(True, bool,
+                             help="centre and scale the file's features by the training rows' "
+                                  "mean and standard deviation"),
+        "test_file": Param(None, str, nullable=True,
+                           help="test rows for the file (same columns); else test_fraction"),
+        "test_fraction": Param(None, float, lo=0, hi=1, lo_open=True, hi_open=True,
+                               nullable=True,
+                               help="fraction of the file's rows held out as test points "
+                                    "(null: 0.2 unless test_file is given)"),
+        "split_seed": Param(0, int, lo=0, hi=2 ** 63 - 1,
+                            help="seed of the file's train/test split"),
     }
 
 
@@ -120,8 +142,12 @@ def start_target(ctx, p: dict, post: LogisticPosterior) -> LogisticTarget:
 
 
 def load_problem(ctx, dspec: dict, mspec: dict):
-    """-> (post, X_test (M, d0) float32, y_test (M,), data name).  Records data/* results."""
+    """-> (post, X_test (M, d0) float32, y_test (M,), data name).  Records data/* results
+    (``data/columns``: the name of every coordinate of θ, in order)."""
     from ..data import load
+    if dspec["file"] is not None:
+        X, y, Xt, yt, name, columns = load_user_table(ctx, dspec)
+        return _posterior(ctx, dspec, mspec, X, y, Xt, yt, name, columns)
     name = dspec["name"]
     kwargs = {"classes": dspec["classes"], "pca": dspec["pca"]}
     if name == "auto":
@@ -140,11 +166,18 @@ def load_problem(ctx, dspec: dict, mspec: dict):
     if not np.isin(y, (0, 1)).all():
         raise SpecError("logistic regression needs two classes (data.classes: [a, b])",
                         "data.classes")
+    Xt, yt = ds.test.X, ds.test.y
+    columns = ([f"pc{j + 1}" for j in range(X.shape[1])] if dspec["pca"] is not None
+               else [f"x{j}" for j in range(X.shape[1])])
+    return _posterior(ctx, dspec, mspec, X, y, Xt, yt, name, columns)
+
+
+def _posterior(ctx, dspec, mspec, X, y, Xt, yt, name, columns):
+    """Subsample, cap the test set, build the posterior, record data/* results."""
     if dspec["subsample"] is not None and dspec["subsample"] < X.shape[0]:
         rng = np.random.default_rng(dspec["subsample_seed"])
         idx = np.sort(rng.choice(X.shape[0], dspec["subsample"], replace=False))
         X, y = X[idx], y[idx]
-    Xt, yt = ds.test.X, ds.test.y
     if dspec["test_max"] is not None:
         Xt, yt = Xt[:dspec["test_max"]], yt[:dspec["test_max"]]
     post = LogisticPosterior(X, y, precision=mspec["precision"], bias=mspec["bias"])
@@ -152,9 +185,55 @@ def load_problem(ctx, dspec: dict, mspec: dict):
     ctx.store.set_result("data/N", int(post.N))
     ctx.store.set_result("data/d", int(post.d))
     ctx.store.set_result("data/test_points", int(Xt.shape[0]))
+    ctx.store.set_result("data/columns", list(columns) + (["bias"] if post.bias else []))
     ctx.log(f"data {name}: N = {post.N}, d = {post.d} (bias {'on' if post.bias else 'off'}), "
             f"{Xt.shape[0]} test points")
     return post, np.asarray(Xt, np.float32), yt, name
+
+
+def load_user_table(ctx, dspec: dict):
+    """``data.file`` (see mixlab.data.user_tables): -> X, y, X_test, y_test (standardised and
+    PCA-projected with the training rows' statistics), the data name, the column names."""
+    from ..data.transforms import pca_apply, pca_fit
+    from ..data.user_tables import read_table, split_and_standardize
+    if dspec["name"] != "auto":
+        raise SpecError(f"data.name ({dspec['name']}) and data.file are alternatives; remove "
+                        f"one", "data.name")
+    if dspec["classes"] is not None:
+        raise SpecError("applies to the image sets; a file's label column must already be 0/1 "
+                        "(set data.classes: null)", "data.classes")
+    if dspec["label"] is None:
+        raise SpecError("is required with data.file: the name of the 0/1 label column",
+                        "data.label")
+    if dspec["test_file"] is not None and dspec["test_fraction"] is not None:
+        raise SpecError("give data.test_file or data.test_fraction, not both",
+                        "data.test_fraction")
+    train = read_table(dspec["file"], dspec["label"], dspec["features"], "data.file")
+    test = (read_table(dspec["test_file"], dspec["label"], train.columns, "data.test_file")
+            if dspec["test_file"] is not None else None)
+    frac = dspec["test_fraction"] if dspec["test_fraction"] is not None else 0.2
+    X, y, Xt, yt = split_and_standardize(train, test, frac, dspec["standardize"],
+                                         dspec["split_seed"])
+    columns = list(train.columns)
+    if dspec["pca"] is not None:
+        try:
+            mean, comps, _ = pca_fit(X, dspec["pca"])
+        except SpecError as exc:
+            raise SpecError(str(exc).split(": ", 1)[-1], "data.pca") from None
+        X, Xt = pca_apply(X, mean, comps), pca_apply(Xt, mean, comps)
+        columns = [f"pc{j + 1}" for j in range(dspec["pca"])]
+    ctx.store.set_result("data/file", str(train.path))
+    ctx.store.set_result("data/file_sha256", train.sha256)
+    if test is not None:
+        ctx.store.set_result("data/test_file", str(test.path))
+        ctx.store.set_result("data/test_file_sha256", test.sha256)
+    return X, y, Xt, yt, train.path.name, columns
+
+
+def record_truth(ctx, truth: dict) -> None:
+    """``truth_mean`` and ``truth_sd`` (lists in the order of ``data/columns``) as results."""
+    ctx.store.set_result("truth_mean", [float(v) for v in truth["mean"]])
+    ctx.store.set_result("truth_sd", [float(v) for v in np.sqrt(truth["var"])])
 
 
 # ----------------------------------------------------------------------------------------------
