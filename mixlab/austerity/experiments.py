@@ -37,6 +37,7 @@ from ..registry import experiment
 from ..schema import MapOf, Param, SamplerEntry, validate
 from .blas import one_blas_thread
 from .evaluators import Calibration, JointL1, PosteriorMean, PredictiveRisk, VarianceL1
+from .limits import BLOCK_MAX, CHAINS_MAX, MINIBATCH_MAX, STEPS_MAX, SUBSETS_MAX
 from .logistic import add_bias, map_estimate
 from .mrf import random_subsets
 from .summaries import mrf_summaries, subset_configs, theta_dims, theta_summaries
@@ -141,7 +142,7 @@ class WithTerms:
         return state, draws, stats
 
 
-SUMMARY_DIMS = Param(None, list, item=int, nullable=True,
+SUMMARY_DIMS = Param(None, list, item=int, lo=-100_000, hi=100_000, nullable=True,
                      help="coordinates of θ stored per draw as summaries for 'mixlab diagnose' "
                           "(null: every coordinate, d x 8 bytes per chain per draw; negative "
                           "counts from the end; [] none)")
@@ -165,11 +166,11 @@ def eps_label(e: float) -> str:
 SCHEMA_TSTAT = {
     "data": data_keys(),
     "model": MODEL,
-    "n": Param([500, 5000, 10000], list, item=int, lo=2, min_len=1,
+    "n": Param([500, 5000, 10000], list, item=int, lo=2, hi=STEPS_MAX, min_len=1,
                help="subsample sizes (for N = reference_N; rescaled by N/reference_N if N is "
                     "smaller than reference_N)"),
-    "reference_N": Param(12214, int, lo=2, help="N of the paper's data (MNIST 7 vs 9)"),
-    "resamples": Param(2000, int, lo=10, help="subsamples drawn per n"),
+    "reference_N": Param(12214, int, lo=2, hi=STEPS_MAX, help="N of the paper's data (MNIST 7 vs 9)"),
+    "resamples": Param(2000, int, lo=10, hi=10_000_000, help="subsamples drawn per n"),
     "sigma": Param(0.01, float, lo=0, lo_open=True,
                    help="θ' = mode + sigma ξ defines the population l_i"),
 }
@@ -219,12 +220,12 @@ SCHEMA_DECISIONS = {
     "data": data_keys(),
     "model": MODEL,
     "sigma": Param(0.01, float, lo=0, lo_open=True, help="random-walk proposal std"),
-    "m": Param(500, int, lo=2, help="minibatch size of the sequential test"),
+    "m": Param(500, int, lo=2, hi=MINIBATCH_MAX, help="minibatch size of the sequential test"),
     "eps": Param([0.0, 0.01, 0.02, 0.05, 0.1, 0.15, 0.2], list, item=float, lo=0, hi=0.5,
                  min_len=1, help="tolerances"),
-    "chains": Param(4, int, lo=1),
-    "burn_in": Param(200, int, lo=0, help="steps per chain before measuring"),
-    "steps": Param(2000, int, lo=1, help="measured steps per chain"),
+    "chains": Param(4, int, lo=1, hi=CHAINS_MAX),
+    "burn_in": Param(200, int, lo=0, hi=STEPS_MAX, help="steps per chain before measuring"),
+    "steps": Param(2000, int, lo=1, hi=STEPS_MAX, help="measured steps per chain"),
     "init": Param("laplace", str, choices=INIT_CHOICES,
                   help="start: zero, the mode, or a draw from the Laplace approximation"),
 }
@@ -279,14 +280,14 @@ SCHEMA_RISK = {
     "model": MODEL,
     "hmc": HMC_KEYS,
     "sigma": Param(0.01, float, lo=0, lo_open=True, help="random-walk proposal std"),
-    "m": Param(500, int, lo=2, help="minibatch size of the sequential test"),
+    "m": Param(500, int, lo=2, hi=MINIBATCH_MAX, help="minibatch size of the sequential test"),
     "eps": Param([0.0, 0.01, 0.05, 0.1, 0.2], list, item=float, lo=0, hi=0.5,
                  help="tolerances of the RW-MH series (sampler rw_mh; 0 = exact MH)"),
     "samplers": extra_samplers("logistic"),
-    "chains": Param(8, int, lo=1, help="independent chains (risk = MSE over them)"),
+    "chains": Param(8, int, lo=1, hi=CHAINS_MAX, help="independent chains (risk = MSE over them)"),
     "seconds": Param(20.0, float, lo=0, lo_open=True, help="sampling wall time per eps"),
     "init": Param("zero", str, choices=INIT_CHOICES, help="start of every chain"),
-    "block": Param(100, int, lo=1, help="draws per block (one curve point per block)"),
+    "block": Param(100, int, lo=1, hi=BLOCK_MAX, help="draws per block (one curve point per block)"),
     "summary_dims": SUMMARY_DIMS,
 }
 
@@ -349,10 +350,10 @@ SCHEMA_MARGINALS = dict(SCHEMA_RISK)
 SCHEMA_MARGINALS.update({
     "eps": Param([0.0, 0.01], list, item=float, lo=0, hi=0.5,
                  help="tolerances of the RW-MH series (sampler rw_mh; 0 = exact MH)"),
-    "chains": Param(3, int, lo=1, help="independent runs drawn per panel"),
+    "chains": Param(3, int, lo=1, hi=CHAINS_MAX, help="independent runs drawn per panel"),
     "times": Param([5.0, 10.0, 20.0], list, item=float, lo=0, lo_open=True, min_len=1,
                    help="wall times of the panels (the budget is the largest)"),
-    "dims": Param([0, 1], list, item=int, lo=0, min_len=2, help="the two coordinates shown"),
+    "dims": Param([0, 1], list, item=int, lo=0, hi=100_000, min_len=2, help="the two coordinates shown"),
 })
 del SCHEMA_MARGINALS["seconds"]
 
@@ -396,17 +397,17 @@ SCHEMA_SGLD = {
               "bias": Param(False, bool, help="the paper has 41 parameters: no intercept")},
     "hmc": HMC_KEYS,
     "step_size": Param(5e-4, float, lo=0, lo_open=True, help="SGLD step α"),
-    "batch": Param(500, int, lo=1, help="SGLD gradient minibatch"),
-    "m": Param(500, int, lo=2, help="minibatch size of the sequential test"),
+    "batch": Param(500, int, lo=1, hi=MINIBATCH_MAX, help="SGLD gradient minibatch"),
+    "m": Param(500, int, lo=2, hi=MINIBATCH_MAX, help="minibatch size of the sequential test"),
     "eps": Param([0.01, 0.05, 0.1], list, item=float, lo=0, hi=0.5,
                  help="tolerances of the corrected samplers"),
     "include_sgld": Param(True, bool, help="run uncorrected SGLD"),
     "include_mh": Param(True, bool, help="run SGLD corrected by the exact MH test"),
     "samplers": extra_samplers("logistic"),
-    "chains": Param(8, int, lo=1),
+    "chains": Param(8, int, lo=1, hi=CHAINS_MAX),
     "seconds": Param(20.0, float, lo=0, lo_open=True, help="sampling wall time per sampler"),
     "init": Param("map", str, choices=INIT_CHOICES, help="start of every chain"),
-    "block": Param(200, int, lo=1, help="draws per block (one curve point per block)"),
+    "block": Param(200, int, lo=1, hi=BLOCK_MAX, help="draws per block (one curve point per block)"),
     "summary_dims": SUMMARY_DIMS,
 }
 
@@ -459,21 +460,21 @@ def sgld_builtin(p: dict) -> dict:
 
 CAL_SCHEMA = {
     "model": MODEL_SCHEMA,
-    "minibatch": Param(500, int, lo=1, help="pairs of potentials per minibatch (paper: 500)"),
+    "minibatch": Param(500, int, lo=1, hi=MINIBATCH_MAX, help="pairs of potentials per minibatch (paper: 500)"),
     "eps": Param(list(PAPER_EPS), list, item=float, lo=0, hi=1, hi_open=True, min_len=1,
                  help="tolerances of the approximate sampler"),
     "include_exact": Param(True, bool, help="also run exact Gibbs (the dotted line)"),
-    "chains": Param(16, int, lo=1, help="chains per sampler (a batch axis)"),
-    "burn_in": Param(20, int, lo=0, help="sweeps skipped before counting"),
+    "chains": Param(16, int, lo=1, hi=CHAINS_MAX, help="chains per sampler (a batch axis)"),
+    "burn_in": Param(20, int, lo=0, hi=STEPS_MAX, help="sweeps skipped before counting"),
     "budget": {
         "seconds": Param(30.0, float, lo=0, lo_open=True, nullable=True,
                          help="sampling wall time per sampler"),
-        "sweeps": Param(None, int, lo=1, nullable=True, help="sweeps per chain per sampler"),
+        "sweeps": Param(None, int, lo=1, hi=STEPS_MAX, nullable=True, help="sweeps per chain per sampler"),
     },
     "bins": Param(20, int, lo=2, hi=1000, help="bins of the exact conditional probability"),
-    "min_count": Param(2000, int, lo=1,
+    "min_count": Param(2000, int, lo=1, hi=STEPS_MAX,
                        help="bins with fewer updates are left out of the max error"),
-    "block": Param(10, int, lo=1, help="sweeps per block (checkpoint granularity)"),
+    "block": Param(10, int, lo=1, hi=BLOCK_MAX, help="sweeps per block (checkpoint granularity)"),
 }
 
 
@@ -540,14 +541,14 @@ DEFAULT_SAMPLERS.update({eps_label(e): {"method": "approx", "eps": e} for e in P
 
 JOINT_SCHEMA = {
     "model": MODEL_SCHEMA,
-    "minibatch": Param(500, int, lo=1, help="pairs of potentials per minibatch (paper: 500)"),
-    "chains": Param(4, int, lo=1, help="chains per sampler; the error is per chain, averaged"),
-    "subsets": {"M": Param(1600, int, lo=1, help="random subsets (paper: 1600)"),
+    "minibatch": Param(500, int, lo=1, hi=MINIBATCH_MAX, help="pairs of potentials per minibatch (paper: 500)"),
+    "chains": Param(4, int, lo=1, hi=CHAINS_MAX, help="chains per sampler; the error is per chain, averaged"),
+    "subsets": {"M": Param(1600, int, lo=1, hi=SUBSETS_MAX, help="random subsets (paper: 1600)"),
                 "size": Param(5, int, lo=1, hi=10, help="variables per subset (paper: 5)")},
     "truth": {
-        "chains": Param(32, int, lo=2, help="exact-Gibbs chains for the truth"),
-        "sweeps": Param(20000, int, lo=1, help="sweeps per truth chain after burn-in"),
-        "burn_in": Param(200, int, lo=0, help="truth burn-in sweeps"),
+        "chains": Param(32, int, lo=2, hi=CHAINS_MAX, help="exact-Gibbs chains for the truth"),
+        "sweeps": Param(20000, int, lo=1, hi=STEPS_MAX, help="sweeps per truth chain after burn-in"),
+        "burn_in": Param(200, int, lo=0, hi=STEPS_MAX, help="truth burn-in sweeps"),
         "cache_dir": Param("runs/_cache", str, nullable=True,
                            help="cache of truths across runs (null: no cache)"),
     },
@@ -559,10 +560,10 @@ JOINT_SCHEMA = {
     "budget": {
         "seconds": Param(30.0, float, lo=0, lo_open=True, nullable=True,
                          help="sampling wall time per sampler (equal for all)"),
-        "sweeps": Param(None, int, lo=1, nullable=True, help="sweeps per chain per sampler"),
+        "sweeps": Param(None, int, lo=1, hi=STEPS_MAX, nullable=True, help="sweeps per chain per sampler"),
     },
-    "points": Param(40, int, lo=2, help="log-spaced sweep counts where the error is recorded"),
-    "block": Param(20, int, lo=1, help="sweeps per block"),
+    "points": Param(40, int, lo=2, hi=10_000, help="log-spaced sweep counts where the error is recorded"),
+    "block": Param(20, int, lo=1, hi=BLOCK_MAX, help="sweeps per block"),
     "record": Param(False, bool, help="store the samples (100 bits per chain per sweep)"),
     "summaries": Param(True, bool,
                        help="store per-draw energy, fraction of ones and the indicators of the "

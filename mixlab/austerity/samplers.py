@@ -250,6 +250,7 @@ from ..errors import SpecError  # noqa: E402
 from ..registry import sampler as _register  # noqa: E402
 from ..schema import Param  # noqa: E402
 from .hmc import HMC  # noqa: E402
+from .limits import MINIBATCH_MAX  # noqa: E402
 from .mrf import ApproxGibbs, ExactGibbs  # noqa: E402
 
 
@@ -271,11 +272,11 @@ def _batch(target, params: dict) -> int:
 
 _EPS = Param(0.0, float, lo=0, hi=0.5, help="tolerance of the sequential MH test; 0 = the exact "
                                              "test over all N data points")
-_M = Param(None, int, lo=2, nullable=True,
+_M = Param(None, int, lo=2, hi=MINIBATCH_MAX, nullable=True,
            help="minibatch of the sequential test (null: the spec's top-level m)")
 _STEP = Param(None, float, lo=0, lo_open=True, nullable=True,
               help="SGLD step size α (null: the spec's top-level step_size)")
-_BATCH = Param(None, int, lo=1, nullable=True,
+_BATCH = Param(None, int, lo=1, hi=MINIBATCH_MAX, nullable=True,
                help="SGLD gradient minibatch (null: the spec's top-level batch)")
 _TRACK = Param(False, bool, help="also compute the exact decision with the same u (stat "
                                  "'wrong'; a full data pass per step, slows the sampler)")
@@ -346,7 +347,7 @@ def _gibbs_lookup(model, params: dict, chains: int) -> ExactGibbs:
 
 @_register("mrf", "approx", params={
     "eps": Param(0.0, float, lo=0, hi=1, hi_open=True, help="tolerance of the sequential test"),
-    "minibatch": Param(None, int, lo=1, nullable=True,
+    "minibatch": Param(None, int, lo=1, hi=MINIBATCH_MAX, nullable=True,
                        help="pairs of potentials per minibatch (null: the spec's minibatch)"),
     "track": _MRF_TRACK},
     help="approximate Gibbs (paper §5): each conditional decided by the sequential test")

@@ -25,6 +25,7 @@ import numpy as np
 from ..errors import DataError, SpecError
 from ..schema import Param
 from .hmc import HMC
+from .limits import CHAINS_MAX, HMC_SAMPLES_MAX, SEED_MAX, STEPS_MAX
 from .logistic import LogisticPosterior, add_bias, map_estimate, neg_hessian
 
 # ----------------------------------------------------------------------------------------------
@@ -39,17 +40,19 @@ def data_keys(name="auto", classes=None, pca=None, subsample=None):
         "name": Param(name, str, choices=("auto",) + tuple(NAMES),
                       help="data set; auto = fashion-mnist if installed, else mnist-5k (not "
                            "with file)"),
-        "classes": Param(list(classes) if classes else None, list, item=int, lo=0, nullable=True,
+        "classes": Param(list(classes) if classes else None, list, item=int, lo=0, hi=100_000,
+                         nullable=True,
                          help="two labels of an image set, relabelled 0/1 in this order; null "
                               "for kdd99 and for a file (whose label column is 0/1)"),
-        "pca": Param(pca, int, lo=1, nullable=True,
+        "pca": Param(pca, int, lo=1, hi=100_000, nullable=True,
                      help="PCA components fitted on the training rows (null: the features)"),
-        "subsample": Param(subsample, int, lo=2, nullable=True,
+        "subsample": Param(subsample, int, lo=2, hi=STEPS_MAX, nullable=True,
                            help="random subset of this many training rows"),
-        "subsample_seed": Param(0, int, lo=0,
+        "subsample_seed": Param(0, int, lo=0, hi=SEED_MAX,
                                 help="seed of the subset (not the run seed, so that specs "
                                      "share one posterior and one cached truth)"),
-        "test_max": Param(None, int, lo=1, nullable=True, help="use at most this many test points"),
+        "test_max": Param(None, int, lo=1, hi=STEPS_MAX, nullable=True,
+                          help="use at most this many test points"),
         "file": Param(None, str, nullable=True,
                       help="your own table instead of a data set: .csv (header row), .npz (one "
                            "array per column) or .npy (2-D; columns named 0, 1, ...)"),
@@ -65,7 +68,7 @@ def data_keys(name="auto", classes=None, pca=None, subsample=None):
                                nullable=True,
                                help="fraction of the file's rows held out as test points "
                                     "(null: 0.2 unless test_file is given)"),
-        "split_seed": Param(0, int, lo=0, hi=2 ** 63 - 1,
+        "split_seed": Param(0, int, lo=0, hi=SEED_MAX,
                             help="seed of the file's train/test split"),
     }
 
@@ -76,13 +79,14 @@ MODEL = {
 }
 
 HMC_KEYS = {
-    "chains": Param(4, int, lo=1, help="HMC chains for the ground truth"),
-    "burn_in": Param(200, int, lo=0, help="HMC steps discarded"),
-    "samples": Param(2000, int, lo=10, help="HMC steps kept per chain"),
+    "chains": Param(4, int, lo=1, hi=CHAINS_MAX, help="HMC chains for the ground truth"),
+    "burn_in": Param(200, int, lo=0, hi=HMC_SAMPLES_MAX, help="HMC steps discarded"),
+    "samples": Param(2000, int, lo=10, hi=HMC_SAMPLES_MAX,
+                      help="HMC steps kept per chain (held in memory: chains x samples x d)"),
     "step_size": Param(0.4, float, lo=0, lo_open=True,
                        help="leapfrog step (in Laplace-whitened units)"),
-    "n_leapfrog": Param(10, int, lo=1, help="leapfrog steps per HMC step"),
-    "keep": Param(4000, int, lo=10, help="thinned truth samples stored for figures"),
+    "n_leapfrog": Param(10, int, lo=1, hi=10_000, help="leapfrog steps per HMC step"),
+    "keep": Param(4000, int, lo=10, hi=HMC_SAMPLES_MAX, help="thinned truth samples stored for figures"),
 }
 
 

@@ -18,6 +18,7 @@ import numpy as np
 from ..errors import SpecError
 from ..schema import Param
 from .evaluators import JointL1
+from .limits import SEED_MAX
 from .mrf import DenseMRF, make_mrf, sweep_exact
 
 MODEL_SCHEMA = {
@@ -27,7 +28,7 @@ MODEL_SCHEMA = {
     "s_is": Param("std", str, choices=("std", "variance"),
                   help="whether s is the standard deviation (sigma = s) or the variance "
                        "(sigma = sqrt(s)); the paper writes N(0, 0.02) without saying"),
-    "seed": Param(0, int, lo=0, help="seed of the model tables, the subsets and the truth run"),
+    "seed": Param(0, int, lo=0, hi=SEED_MAX, help="seed of the model tables, the subsets and the truth run"),
 }
 
 
