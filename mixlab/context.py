@@ -257,9 +257,10 @@ def execute(spec: dict, run_dir: str | Path, *, force: bool = False, quiet: bool
                 kind.run(ctx)
                 store.set_status("complete")
                 ctx.log("complete")
-        except WriteFailure:
+        except WriteFailure as exc:
             store.close(publish=False)  # the disk refused: the last snapshot stays as it was
-            raise
+            raise WriteFailure(f"{exc}. {store.saved_text()}; free space and run the same "
+                               f"command again to resume", exc.path, exc.errno) from None
         except KeyboardInterrupt:
             _close_quietly(store, "interrupted")
             raise

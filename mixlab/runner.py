@@ -78,7 +78,7 @@ def run_stream(store: RunStore, name: str, sampler: Any, rng: np.random.Generato
     g = store.stream_group(name)
     ck = g.get("_checkpoint")
     if ck is not None and ck.attrs.get("complete", False):
-        state = {k: v[()] for k, v in ck["state"].items()}
+        state = _sampler_state(ck)
         _load_evaluators(ck, evaluators)
         _write_curves(store, evaluators)
         store.safe_draws[name] = int(ck.attrs["count"])
@@ -89,7 +89,7 @@ def run_stream(store: RunStore, name: str, sampler: Any, rng: np.random.Generato
     if ck is not None:
         count = int(ck.attrs["count"])
         elapsed = float(ck.attrs["seconds"])
-        state = {k: v[()] for k, v in ck["state"].items()}
+        state = _sampler_state(ck)
         _set_rng_state(rng, ck.attrs["rng"])
         _load_evaluators(ck, evaluators)
         stat_sums = json.loads(ck.attrs["stat_sums"])
@@ -212,10 +212,17 @@ def _signals_held():
             signal.raise_signal(s)
 
 
+def _sampler_state(ck: h5py.Group) -> dict:
+    """The sampler's state arrays (numeric datasets only: anything else in a file is ignored)."""
+    return {k: v[()] for k, v in ck["state"].items()
+            if isinstance(v, h5py.Dataset) and v.dtype.kind in "biufc"}
+
+
 def _load_evaluators(ck: h5py.Group, evaluators: list) -> None:
     """Give each evaluator back the state its checkpoint holds (data only, see checkpoint)."""
     eg = ck.get("evaluators")
-    if not isinstance(eg, h5py.Group) or len(eg) != len(evaluators):
+    if not isinstance(eg, h5py.Group) or not all(
+            isinstance(eg.get(str(i)), h5py.Group) for i in range(len(evaluators))):
         from .errors import RunFileError
 
         raise RunFileError(f"checkpoint {ck.name} does not hold the state of the stream's "

@@ -116,7 +116,7 @@ class StreamSegments:
         name = f"{len(self.segments):06d}.h5"
         d = self.run_dir / self.rel_dir
         d.mkdir(parents=True, exist_ok=True)
-        atomic_write(d / name, bio.getbuffer())
+        atomic_write(d / name, bio.getvalue())
         self.segments.append([name, int(n)])
         self._pending, self._pending_bytes = [], 0
 

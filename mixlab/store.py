@@ -56,8 +56,14 @@ def _to_attr(value: Any) -> Any:
 
 
 def _from_attr(value: Any) -> Any:
+    """An attribute as a plain value; opaque bytes stay opaque (described, never decoded)."""
+    if isinstance(value, np.void):
+        return f"<{value.nbytes} opaque bytes>"
     if isinstance(value, bytes):
-        value = value.decode()
+        try:
+            value = value.decode()
+        except UnicodeDecodeError:
+            return f"<{len(value)} opaque bytes>"
     if isinstance(value, np.ndarray):
         return value.tolist() if value.ndim else value.item()
     if isinstance(value, np.generic):
@@ -130,17 +136,14 @@ class RunStore:
     def publish(self) -> None:
         """Replace ``run.h5`` on disk with the current state, atomically."""
         self.f.flush()
-        try:
-            atomic_write(self.path, self._bio.getbuffer())
-        except WriteFailure as exc:
-            raise WriteFailure(f"{exc}. {self._safe_text()}; free space and run the same command "
-                               f"again to resume", exc.path, exc.errno) from None
+        atomic_write(self.path, self._bio.getvalue())
 
-    def _safe_text(self) -> str:
-        if not self.safe_draws:
-            return "The run's last saved snapshot is intact"
+    def saved_text(self) -> str:
+        """What the last published snapshot holds, for a message after a failed write."""
+        if not any(self.safe_draws.values()):
+            return "No draws were saved yet"
         parts = ", ".join(f"'{k}': {v:,} draws per chain" for k, v in self.safe_draws.items())
-        return f"Saved in the last snapshot: {parts}"
+        return f"Saved in the last checkpoint: {parts}"
 
     def close(self, publish: bool = True) -> None:
         """Publish (unless told not to, e.g. after a failed write) and release the lock."""
@@ -367,8 +370,12 @@ class RunReader:
         if g is None:
             return out
         for metric, mg in g.items():
+            if not isinstance(mg, h5py.Group):
+                continue
             out[metric] = {}
             for series, sg in mg.items():
+                if not (isinstance(sg, h5py.Group) and "x" in sg and "y" in sg):
+                    continue
                 out[metric][series] = {
                     "x": sg["x"][()], "y": sg["y"][()],
                     "yerr": sg["yerr"][()] if "yerr" in sg else None,
@@ -395,7 +402,7 @@ class RunReader:
 
     def stream_names(self) -> list[str]:
         g = self.f.get("streams")
-        return [] if g is None else list(g.keys())
+        return [] if g is None else [k for k, v in g.items() if isinstance(v, h5py.Group)]
 
     def stream_keys(self, name: str) -> list[str]:
         g = self.f[f"streams/{name}"]
