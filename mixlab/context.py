@@ -16,6 +16,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import warnings
 from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
@@ -93,12 +94,13 @@ class Context:
         return result
 
     # -- output -------------------------------------------------------------------------------------
-    def log(self, msg: str) -> None:
+    def log(self, msg: str, always: bool = False) -> None:
+        """Append ``msg`` to log.txt and print it on stderr (unless quiet and not ``always``)."""
         stamp = _dt.datetime.now().strftime("%H:%M:%S")
         if self._log_file is not None:
             self._log_file.write(f"{stamp} {msg}\n")
             self._log_file.flush()
-        if not self.quiet:
+        if always or not self.quiet:
             print(msg, file=sys.stderr)
 
     def bar(self, total: int | None = None, desc: str = "", unit: str = "it"):
@@ -254,7 +256,10 @@ def execute(spec: dict, run_dir: str | Path, *, force: bool = False, quiet: bool
                 ctx = Context(spec, run_dir, store, quiet=quiet, log_file=log)
                 ctx.log(f"{'resuming' if happened == 'resumed' else 'starting'} {spec['name']} "
                         f"({spec['experiment']}, scale {spec['scale']}) in {run_dir}")
-                kind.run(ctx)
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("default")
+                    kind.run(ctx)
+                _report_warnings(caught, spec, ctx)
                 store.set_status("complete")
                 ctx.log("complete")
         except WriteFailure as exc:
@@ -275,6 +280,35 @@ def execute(spec: dict, run_dir: str | Path, *, force: bool = False, quiet: bool
 
         render_all(run_dir)
     return run_dir, happened
+
+
+def _large_values(spec: dict, prefix: str = "") -> list[str]:
+    """``key=value`` for the spec's real numbers of magnitude 1e6 or more (overflow suspects)."""
+    out = []
+    for k, v in spec.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict):
+            out += _large_values(v, key + ".")
+        elif isinstance(v, float) and abs(v) >= 1e6:
+            out.append(f"{key}={v:g}")
+    return out
+
+
+def _report_warnings(caught: list, spec: dict, ctx: Context) -> None:
+    """One line per distinct warning of the run (never the raw source line), naming the spec's
+    large values when the warning is a numerical overflow."""
+    seen: dict[tuple, int] = {}
+    for w in caught:
+        key = (w.category.__name__, str(w.message).splitlines()[0] if str(w.message) else "")
+        seen[key] = seen.get(key, 0) + 1
+    for (category, message), n in seen.items():
+        hint = ""
+        if "overflow" in message:
+            large = _large_values(spec)
+            hint = (f"; values this large in the spec may cause it: {', '.join(large[:5])}"
+                    if large else "")
+        ctx.log(f"warning ({category}): {message}"
+                f"{f' (at {n} places)' if n > 1 else ''}{hint}", always=True)
 
 
 def _one_line(exc: BaseException) -> str:
