@@ -22,6 +22,8 @@ def _data_note(run) -> str:
     r = run.results()
     name = r.get("data/name", "?")
     note = f"data: {name}, N = {r.get('data/N', '?')}"
+    if "data/file" in r:                                      # the user's own table
+        return note
     if name != "mnist":
         note += " (paper: MNIST 7 vs 9, N = 12,214)" if "kdd" not in name else ""
     return note
@@ -91,8 +93,12 @@ def fig3(run, fig) -> None:
     ax.set_xlabel("wall-clock seconds (sampling only)")
     ax.set_ylabel("risk of the predictive mean (log scale)")
     best = res.get("best_eps")
-    ax.set_title(f"RW-MH, {_data_note(run)}\nlowest final risk of RW-MH at ε = {best}",
-                 fontsize=9)
+    extra = list(run.spec.get("samplers", {}))
+    who = "RW-MH" + (f" vs {', '.join(extra)}" if extra else "")
+    ttl = f"{who}, {_data_note(run)}"
+    if best is not None:
+        ttl += f"\nlowest final risk of RW-MH at ε = {best}"
+    ax.set_title(ttl, fontsize=9)
     ax.legend(fontsize=7)
 
 
@@ -165,7 +171,8 @@ def fig5_6(run, fig) -> None:
     ax.set_ylabel("L1 error of the posterior variance (log scale)")
     ax.set_title(f"SGLD proposals, step size {run.spec['step_size']:g}; data: "
                  f"{res.get('data/name', '?')}, N = {res.get('data/N', '?')}"
-                 + " (paper: the 10% set, 494,021 rows)",
+                 + (" (paper: the 10% set, 494,021 rows)"
+                    if str(res.get("data/name", "")).startswith("kdd") else ""),
                  fontsize=9)
     ax.legend(fontsize=7)
 

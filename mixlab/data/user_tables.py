@@ -84,12 +84,28 @@ def _is_float(text: str) -> bool:
         return False
 
 
+def _check_magic(path: Path, magic: bytes, what: str, fix: str, key: str) -> None:
+    """A file that is not what its suffix says is refused before numpy looks at it (numpy would
+    otherwise take it for a pickle, which is never loaded)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(len(magic))
+    except OSError as exc:
+        raise DataError(f"cannot read {path} ({key}): {exc}") from None
+    if head != magic:
+        raise DataError(f"cannot read {path} ({key}): it is not {what}; {fix}, or as a .csv "
+                        f"file")
+
+
 def _columns_npy(path: Path, key: str) -> dict[str, np.ndarray]:
+    _check_magic(path, b"\x93NUMPY", "a .npy array",
+                 "save the table with np.save as a 2-D numeric array", key)
     try:
         arr = np.load(path, allow_pickle=False)
     except (OSError, ValueError) as exc:
-        raise DataError(f"cannot read {path} ({key}) as a .npy array: {exc}. Save it with "
-                        f"np.save as a 2-D numeric array.") from None
+        raise DataError(f"cannot read {path} ({key}) as a .npy array ({str(exc).rstrip('.')}); "
+                        f"save it with np.save as a 2-D numeric array (object arrays are never "
+                        f"unpickled)") from None
     if arr.ndim != 2 or arr.dtype.kind not in "biuf":
         raise SpecError(f"{path} holds a {arr.ndim}-D {arr.dtype} array; a .npy table must be "
                         f"a 2-D numeric array (rows = examples, columns named 0, 1, ...)", key)
@@ -99,12 +115,15 @@ def _columns_npy(path: Path, key: str) -> dict[str, np.ndarray]:
 
 
 def _columns_npz(path: Path, key: str) -> dict[str, np.ndarray]:
+    _check_magic(path, b"PK", "a .npz archive (a zip file)",
+                 "save the table with np.savez, one 1-D array per column", key)
     try:
         with np.load(path, allow_pickle=False) as z:
             cols = {name: z[name] for name in z.files}
     except (OSError, ValueError, zipfile.BadZipFile) as exc:
-        raise DataError(f"cannot read {path} ({key}) as a .npz archive: {exc}. Save it with "
-                        f"np.savez, one 1-D array per column.") from None
+        raise DataError(f"cannot read {path} ({key}) as a .npz archive ({str(exc).rstrip('.')}); "
+                        f"save it with np.savez, one 1-D numeric array per column (object arrays "
+                        f"are never unpickled)") from None
     if not cols:
         raise SpecError(f"{path} holds no arrays; save one 1-D array per column", key)
     lengths = set()
