@@ -70,14 +70,13 @@ def extra_samplers(family: str) -> MapOf:
                       f"gets the same budget and appears as one more series")
 
 
-def sampler_series(family: str, builtin: dict, extra: dict, builtin_path: str = "eps",
-                   path: str = "samplers") -> dict:
-    """``{label: (entry, spec path)}``: the experiment's own series ``builtin`` ({label: entry},
-    made from the spec key ``builtin_path`` and validated like spec entries) then the spec's
-    ``extra`` entries (already validated)."""
+def sampler_series(family: str, builtin: dict, extra: dict, path: str = "samplers") -> dict:
+    """``{label: (entry, spec path or None)}``: the experiment's own series ``builtin``
+    ({label: entry} made from its top-level keys, validated like spec entries; path None) then
+    the spec's ``extra`` entries (already validated; path ``samplers.<label>``)."""
     out = {}
     for label, entry in builtin.items():
-        out[label] = (validate(entry, SamplerEntry(family), builtin_path), builtin_path)
+        out[label] = (validate(entry, SamplerEntry(family), path), None)
     for label, entry in extra.items():
         if label in out:
             raise SpecError(f"'{label}' is a series the experiment already runs; give this "
@@ -88,20 +87,23 @@ def sampler_series(family: str, builtin: dict, extra: dict, builtin_path: str = 
     return out
 
 
-def build_sampler(family: str, entry: dict, where: str, target, chains: int, shared: dict):
+def build_sampler(family: str, entry: dict, where: str | None, target, chains: int,
+                  shared: dict):
     """The registered sampler ``entry['method']`` of ``family`` built on ``target``.
 
     A parameter left null (``None``) takes the value of the same-named key of ``shared`` (the
-    experiment's top-level settings, e.g. ``sigma`` or ``m``)."""
+    experiment's top-level settings, e.g. ``sigma`` or ``m``).  A SpecError of the factory is
+    re-keyed under ``where`` (the entry's spec path; None for the experiment's own series, whose
+    parameters are the top-level keys of the same names)."""
     params = dict(entry)
     for key, value in shared.items():
         if key in params and params[key] is None:
             params[key] = value
-    kind = registry.get_sampler(family, params["method"], f"{where}.method")
+    kind = registry.get_sampler(family, params["method"], f"{where or 'samplers'}.method")
     try:
         return kind.factory(target, params, chains)
     except SpecError as exc:
-        if exc.key is None or exc.key.startswith(where):
+        if where is None or exc.key is None or exc.key.startswith(where):
             raise
         msg = str(exc).split(": ", 1)[-1]
         raise SpecError(msg, f"{where}.{exc.key}") from None
@@ -315,7 +317,7 @@ def run_risk(ctx) -> None:
                        summarize=posterior_summaries(p, post.d))
         final = ev.y[-1]
         ctx.store.set_result(f"mean/{lab}", [float(v) for v in pm.mean()])
-        if where == "eps":
+        if where is None:                       # RW-MH at one of the spec's eps
             finals[entry["eps"]] = final
         ctx.store.write_metric("samples", lab, np.array(ev.x), np.array(ev.count),
                                x_label="wall-clock seconds", y_label="samples per chain")
@@ -417,8 +419,7 @@ SCHEMA_SGLD = {
 @one_blas_thread
 def run_sgld(ctx) -> None:
     p = ctx.params
-    series = sampler_series("logistic", sgld_builtin(p), p["samplers"],
-                            builtin_path="include_sgld / include_mh / eps")
+    series = sampler_series("logistic", sgld_builtin(p), p["samplers"])
     post, Xt, _yt, _name = load_problem(ctx, p["data"], p["model"])
     truth = truth_once(ctx, post, Xt[:10], p["hmc"])
     record_truth(ctx, truth)

@@ -103,3 +103,18 @@ def test_bad_sampler_entries_are_spec_errors(tmp_path):
     spec = load_spec(SPECS / "fig3.yaml", overrides=["samplers={eps=0: {method: rw_mh}}"])
     with pytest.raises(SpecError, match="samplers.eps=0"):       # before any data is loaded
         execute(spec, tmp_path / "f3", quiet=True, render=False)
+
+
+def test_a_plugin_entry_missing_a_shared_parameter_names_its_key(tmp_path):
+    _need("mnist-5k")
+    base = ["data.name=mnist-5k", "eps=[]", "chains=2", "seconds=0.1"] + HMC_TINY
+    # rw_risk has no top-level step_size or batch to lend an SGLD entry
+    spec = load_spec(SPECS / "fig3.yaml", overrides=base + ["samplers={s: {method: sgld}}"])
+    with pytest.raises(SpecError, match="needs 'step_size'") as err:
+        execute(spec, tmp_path / "a", quiet=True, render=False)
+    assert err.value.key == "samplers.s.step_size"
+    spec = load_spec(SPECS / "fig3.yaml", overrides=base + [
+        "samplers={s: {method: sgld, step_size: 1.0e-4, batch: 5000}}"])
+    with pytest.raises(SpecError, match="N = 1000") as err:
+        execute(spec, tmp_path / "b", quiet=True, render=False)
+    assert err.value.key == "samplers.s.batch"
