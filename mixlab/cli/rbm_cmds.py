@@ -19,13 +19,15 @@ import numpy as np
 from ..errors import MixlabError, UsageError
 from .options import force_option, quiet_option
 
-METHODS = ("gibbs", "rates-fpcd", "rates-herding", "sample-penalization")
+BUILTIN = ("gibbs", "rates-fpcd", "rates-herding", "sample-penalization")
 DATA = ("usps", "mnist", "mnist-5k", "fashion-mnist")
 
 
 @click.command("sample", context_settings={"show_default": True})
 @click.argument("model", type=click.Path(dir_okay=False))
-@click.option("--method", type=click.Choice(METHODS), default="rates-fpcd", help="sampler")
+@click.option("--method", default="rates-fpcd",
+              help="a registered rbm sampler: gibbs, rates-fpcd, rates-herding, "
+                   "sample-penalization, or a plugin's (see 'mixlab plugins')")
 @click.option("--n-samples", type=click.IntRange(min=1), default=10000,
               help="samples to draw in all (over every chain; rounded up to a multiple of "
                    "--chains)")
@@ -56,25 +58,37 @@ def sample(model, method, n_samples, eps_f, alpha, k, chains, shared_fast_weight
            data_name, binarize, seed, out, force, quiet):
     """Draw samples from the trained RBM in MODEL (HDF5 from 'mixlab train') into a run
     directory.  Example: mixlab sample model.h5 --method rates-fpcd --n-samples 100000 -o run/"""
+    from .. import registry
     from ..context import execute
+    from ..errors import SpecError
     from ..spec import resolve
 
     if not Path(model).is_file():
         raise UsageError(f"model file not found: {model}")
+    try:
+        kind = registry.get_sampler("rbm", method, "--method")
+    except SpecError as exc:
+        raise click.BadParameter(str(exc).split(": ", 1)[-1], param_hint="--method") from None
     herd = method == "rates-herding"
-    if eps_f is None:
-        eps_f = 0.0 if method == "gibbs" else (0.1 if herd else 0.01)
-    if alpha is None:
-        alpha = 0.95 if method == "sample-penalization" else 1.0
-    if k is None:
-        k = 100 if herd else 1
-    if method == "sample-penalization" and alpha >= 1:
+    # the options given on the command line, then the built-in samplers' defaults; a sampler
+    # gets the settings it declares (its registered params), a plugin's own defaults otherwise
+    given = {"eps_f": eps_f, "alpha": alpha, "k": k,
+             "shared": True if shared_fast_weights else None}
+    unknown = [key for key, v in given.items() if v is not None and key not in kind.params]
+    if unknown:
+        flags = "/".join("--" + {"shared": "shared-fast-weights"}.get(key, key.replace("_", "-"))
+                         for key in unknown)
+        raise click.BadParameter(f"{method} takes no {flags} (its settings: "
+                                 f"{', '.join(kind.params) or 'none'})", param_hint="--method")
+    defaults = {"eps_f": 0.1 if herd else 0.01,
+                "alpha": 0.95 if method == "sample-penalization" else 1.0,
+                "k": 100 if herd else 1, "shared": False}
+    entry = {key: (v if v is not None else defaults[key]) for key, v in given.items()
+             if key in kind.params and (v is not None or method in BUILTIN)}
+    if method == "sample-penalization" and entry["alpha"] >= 1:
         raise click.BadParameter("sample-penalization needs --alpha < 1 (with alpha = 1 it "
-                                 f"drifts to the uniform distribution); got {alpha}",
+                                 f"drifts to the uniform distribution); got {entry['alpha']}",
                                  param_hint="--alpha")
-    if method == "gibbs" and (eps_f or alpha != 1.0 or shared_fast_weights):
-        raise click.BadParameter("gibbs has no fast weights: --eps-f/--alpha/"
-                                 "--shared-fast-weights do not apply", param_hint="--method")
     if herd and emit != "binary":
         raise click.BadParameter(f"rates-herding produces binary samples only; got --emit {emit}",
                                  param_hint="--emit")
@@ -85,8 +99,7 @@ def sample(model, method, n_samples, eps_f, alpha, k, chains, shared_fast_weight
         "description": f"{method} samples from {model}",
         "data": {"name": data_name, "binarize": binarize},
         "model_file": str(Path(model).resolve()),
-        "samplers": {method: {"method": method, "eps_f": eps_f, "alpha": alpha, "k": k,
-                              "shared": shared_fast_weights}},
+        "samplers": {method: {"method": method, **entry}},
         "chains": chains, "init": init, "budget": {"draws": draws}, "record": record,
         "isl": {"enabled": False},
     }
