@@ -45,8 +45,11 @@ DATA = ("usps", "mnist", "mnist-5k", "fashion-mnist")
               help="initial state: random training examples or uniform noise")
 @click.option("--emit", type=click.Choice(["binary", "means", "both"]), default="binary",
               help="what to store: binary samples x, E[x|h] (float32) or both")
-@click.option("--data", "data_name", type=click.Choice(DATA), default="usps",
-              help="training data (for the rates R and --init data)")
+@click.option("--data", "data_name", type=click.Choice(DATA), default=None,
+              help="training data (for the rates R and --init data) [default: usps]")
+@click.option("--data-file", type=click.Path(dir_okay=False), default=None,
+              help="your own training images instead of --data (.npy, .npz or IDX, values in "
+                   "[0, 1]; see docs/rates_fpcd.md)")
 @click.option("--binarize", type=click.FloatRange(0, 1), default=0.5,
               help="binarisation threshold of the data")
 @click.option("--seed", type=click.IntRange(min=0), default=0, help="random seed")
@@ -55,7 +58,7 @@ DATA = ("usps", "mnist", "mnist-5k", "fashion-mnist")
 @force_option
 @quiet_option
 def sample(model, method, n_samples, eps_f, alpha, k, chains, shared_fast_weights, init, emit,
-           data_name, binarize, seed, out, force, quiet):
+           data_name, data_file, binarize, seed, out, force, quiet):
     """Draw samples from the trained RBM in MODEL (HDF5 from 'mixlab train') into a run
     directory.  Example: mixlab sample model.h5 --method rates-fpcd --n-samples 100000 -o run/"""
     from .. import registry
@@ -97,7 +100,7 @@ def sample(model, method, n_samples, eps_f, alpha, k, chains, shared_fast_weight
     raw = {
         "name": Path(out).name or "sample", "experiment": "rates_fpcd.sample", "seed": seed,
         "description": f"{method} samples from {model}",
-        "data": {"name": data_name, "binarize": binarize},
+        "data": _data_section(data_name, data_file, binarize),
         "model_file": str(Path(model).resolve()),
         "samplers": {method: {"method": method, **entry}},
         "chains": chains, "init": init, "budget": {"draws": draws}, "record": record,
@@ -111,6 +114,15 @@ def sample(model, method, n_samples, eps_f, alpha, k, chains, shared_fast_weight
         click.echo(f"{draws * chains} samples ({chains} chain(s) x {draws}) in {run_dir}")
 
 
+def _data_section(data_name: str | None, data_file: str | None, binarize: float) -> dict:
+    """The spec's ``data`` section for --data / --data-file (one of them; usps by default)."""
+    if data_name and data_file:
+        raise click.BadParameter("give --data or --data-file, not both", param_hint="--data-file")
+    if data_file:
+        return {"file": str(Path(data_file).resolve()), "binarize": binarize}
+    return {"name": data_name or "usps", "binarize": binarize}
+
+
 @click.group("evaluate")
 def evaluate():
     """Evaluate a run's stored samples."""
@@ -119,7 +131,9 @@ def evaluate():
 @evaluate.command("isl", context_settings={"show_default": True})
 @click.argument("run_dir", metavar="RUN", type=click.Path(exists=True, file_okay=False))
 @click.option("--data", "data_name", type=click.Choice(DATA), default=None,
-              help="data set [default: the run spec's data.name]")
+              help="data set [default: the run spec's data]")
+@click.option("--data-file", type=click.Path(dir_okay=False), default=None,
+              help="your own images (.npy, .npz or IDX) [default: the run spec's data]")
 @click.option("--binarize", type=click.FloatRange(0, 1), default=None,
               help="threshold [default: the run spec's data.binarize, else 0.5]")
 @click.option("--stream", "streams", multiple=True,
@@ -131,11 +145,12 @@ def evaluate():
 @click.option("--test-max", type=click.IntRange(min=2), default=None,
               help="use only the first n test examples")
 @click.option("--json", "as_json", is_flag=True, help="print the curves as JSON, write nothing")
-def evaluate_isl(run_dir, data_name, binarize, streams, key, points, test_max, as_json):
+def evaluate_isl(run_dir, data_name, data_file, binarize, streams, key, points, test_max, as_json):
     """ISL of the test set vs number of samples for the stored streams of RUN (bandwidth chosen
     on the validation set at each point); written as metric isl/<stream> into RUN."""
-    from ..data import load
     from ..rbm.isl import ISLEvaluator
+    from ..rbm.target import data_schema, load_data
+    from ..schema import validate
     from ..store import RunReader, RunStore
 
     with RunReader(run_dir) as r:
@@ -149,12 +164,19 @@ def evaluate_isl(run_dir, data_name, binarize, streams, key, points, test_max, a
                 raise click.BadParameter(f"no stream '{n}' in {run_dir}; streams: "
                                          f"{', '.join(sorted(available))}",
                                          param_hint="--stream")
-        dspec = spec.get("data") or {}
-        name = data_name or dspec.get("name")
-        if name is None:
-            raise click.UsageError("the run's spec names no data set: give --data")
-        thr = binarize if binarize is not None else dspec.get("binarize", 0.5)
-        ds = load(name, binarize=thr)
+        dspec = dict(spec.get("data") or {})
+        if data_name or data_file:
+            thr = binarize if binarize is not None else dspec.get("binarize", 0.5)
+            dspec = _data_section(data_name, data_file, thr)
+        elif not (dspec.get("name") or dspec.get("file")):
+            raise click.UsageError("the run's spec names no data set: give --data or "
+                                   "--data-file")
+        elif binarize is not None:
+            dspec["binarize"] = binarize
+        dspec.setdefault("binarize", 0.5)
+        dspec = {k: v for k, v in dspec.items() if k in data_schema()}
+        ds = load_data({"data": validate(dspec, data_schema(), "data")})
+        name = ds.name
         Xt = ds.test.X if test_max is None else ds.test.X[:test_max]
         Xv = ds.valid.X
         out = {}

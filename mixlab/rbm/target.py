@@ -23,6 +23,7 @@ from ..schema import Param
 from .model import RBM
 
 DATA_NAMES = ("usps", "mnist", "mnist-5k", "fashion-mnist")
+DEFAULT_DATA = "usps"
 INIT_CHOICES = ("data", "noise")
 
 
@@ -46,9 +47,21 @@ class RBMTarget(RBM):
 
 
 def data_schema() -> dict:
-    """The ``data`` section of the RBM experiments' specs."""
+    """The ``data`` section of the RBM experiments' specs: a registered data set (``name``) or
+    the user's own file (``file``, see :mod:`mixlab.data.user_images`)."""
     d = dict(DATA_SCHEMA)
-    d["name"] = Param("usps", str, choices=DATA_NAMES, help="data set")
+    d["name"] = Param(None, str, choices=DATA_NAMES, nullable=True,
+                      help=f"registered data set ({DEFAULT_DATA} unless 'file' is given)")
+    d["file"] = Param(None, str, nullable=True,
+                      help="your own images instead of 'name': .npy (N, D) or (N, rows, cols), "
+                           ".npz (train/valid/test arrays, or one array) or IDX; values in "
+                           "[0, 1]")
+    d["valid_fraction"] = Param(0.1, float, lo=0, hi=1, lo_open=True, hi_open=True,
+                                help="with 'file' and no splits in it: the fraction of rows "
+                                     "(before the test rows) used for validation")
+    d["test_fraction"] = Param(0.1, float, lo=0, hi=1, lo_open=True, hi_open=True,
+                               help="with 'file' and no splits in it: the fraction of rows (the "
+                                    "last ones) used as the test set")
     d["binarize"] = Param(0.5, float, lo=0, hi=1, help="binarisation threshold on [0,1] pixels")
     d["fallback"] = Param(None, str, choices=DATA_NAMES, nullable=True,
                           help="data set used when 'name' is not installed (e.g. mnist -> "
@@ -63,9 +76,13 @@ def train_schema() -> dict:
 
 
 def load_data(p: dict, ctx=None):
-    """Load the spec's data set (with the fallback when the primary is not installed)."""
+    """Load the spec's data set: ``data.file`` (the user's images) or the registered
+    ``data.name`` (with ``data.fallback`` when it is not installed)."""
     d = p["data"]
+    if d.get("file"):
+        return _load_file(d)
     spec = {k: d[k] for k in DATA_SCHEMA}
+    spec["name"] = spec["name"] or DEFAULT_DATA
     try:
         ds = load_from_spec(spec)
     except DataError as exc:
@@ -75,6 +92,20 @@ def load_data(p: dict, ctx=None):
             ctx.log(f"data set {d['name']} not available ({exc}); using {d['fallback']}")
         ds = load_from_spec({**spec, "name": d["fallback"]})
     return ds
+
+
+def _load_file(d: dict):
+    from ..data.user_images import load_user_images
+
+    for k in ("name", "fallback", "classes", "pca"):
+        if d.get(k) is not None:
+            why = ("the file replaces the registered data set" if k in ("name", "fallback")
+                   else "not available for an image file")
+            raise SpecError(f"cannot be combined with data.file ({why}): remove one of them",
+                            f"data.{k}")
+    return load_user_images(d["file"], binarize=d["binarize"],
+                            valid_fraction=d["valid_fraction"], test_fraction=d["test_fraction"],
+                            max_train=d["max_train"], key="data.file")
 
 
 def binary(X: np.ndarray) -> np.ndarray:
