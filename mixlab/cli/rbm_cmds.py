@@ -207,6 +207,7 @@ def evaluate_isl(run_dir, data_name, data_file, binarize, streams, key, points, 
                             y_label="ISL (nats)", data=name, centres=c["key"])
             st.set_result(f"isl_final/{n}", float(c["isl"][-1]))
             st.set_result(f"isl_final_se/{n}", float(c["se"][-1]))
+        st.set_result("isl_test_points", int(Xt.shape[0]))
     for n, c in out.items():
         click.echo(f"{n}: ISL {c['isl'][-1]:.2f} ± {c['se'][-1]:.2f} with "
                    f"{int(c['samples'][-1])} samples ({c['key']}, {name} test set)")

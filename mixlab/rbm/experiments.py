@@ -132,6 +132,8 @@ def run_isl(ctx) -> None:
     ctx.store.set_result("data_sizes", f"train {ds.train.n}, valid {ds.valid.n}, "
                                        f"test {ds.test.n}")
     ctx.store.set_result("hidden", int(target.W.shape[1]))
+    if target.shape:
+        ctx.store.set_result("image_shape", "x".join(str(v) for v in target.shape))
     islp = p.get("isl", {"enabled": False})
     seq_len = p.get("sequence", {}).get("length", 0)
     draws = p["budget"]["draws"]

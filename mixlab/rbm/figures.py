@@ -60,7 +60,8 @@ def fig_isl(run, fig) -> None:
                     % len(styles)]
         fin = res.get(f"isl_final/{label}")
         lab = f"{label} ({fin:.1f})" if isinstance(fin, float) else label
-        if _binary_centres(run, res, label, meth):
+        if c.get("attrs", {}).get("centres") == "samples" or _binary_centres(run, res, label,
+                                                                              meth):
             lab += " [binary centres]"
         ax.plot(c["x"], c["y"], ls, color=col, label=lab)
         if c["yerr"] is not None:
@@ -155,3 +156,77 @@ def fig_bias(run, fig) -> None:
                  f"{res.get('data_used', '')}, log Z {'exact' if how == 'exact' else 'by AIS'}",
                  fontsize=9)
     ax.legend(fontsize=7)
+
+
+# ---------------------------------------------------------------------------------------------
+# rates_fpcd.sample ('mixlab sample' runs)
+
+GRID_COLUMNS = 10
+GRID_ROWS = 6
+
+
+def _image_shape(run, dim: int) -> tuple[int, int]:
+    """The image shape recorded with the run (result ``image_shape``, "RxC"), else square."""
+    text = run.results().get("image_shape")
+    if isinstance(text, str) and "x" in text:
+        r, c = (int(v) for v in text.split("x"))
+        if r * c == dim:
+            return r, c
+    side = int(round(math.sqrt(dim)))
+    return (side, dim // side) if side * (dim // side) == dim else (1, dim)
+
+
+def _tile(imgs: np.ndarray, columns: int) -> np.ndarray:
+    """(n, r, c) images -> one (rows·(r+1), columns·(c+1)) mosaic, row-major, 1-pixel gaps
+    (white, as the unused cells)."""
+    n, r, c = imgs.shape
+    rows = -(-n // columns)
+    out = np.ones((rows * (r + 1), columns * (c + 1)), np.float32)
+    for i, im in enumerate(imgs):
+        y, x = divmod(i, columns)
+        out[y * (r + 1):y * (r + 1) + r, x * (c + 1):x * (c + 1) + c] = 1.0 - im
+    return out
+
+
+@figure("rates_fpcd.sample_grid", experiment="rates_fpcd.sample", size=(6.4, 4.8))
+def fig_sample_grid(run, fig) -> None:
+    """The first consecutive draws of chain 0 of each stream (E[x|h] when recorded, else the
+    binary x), row-major in a grid of 10 columns."""
+    names = run.stream_names()
+    if not names:
+        ax = fig.add_subplot()
+        ax.axis("off")
+        ax.text(0.5, 0.5, "no draws recorded in this run", ha="center", va="center")
+        return
+    axes = fig.subplots(len(names), 1, squeeze=False)[:, 0]
+    n = GRID_COLUMNS * GRID_ROWS
+    for ax, name in zip(axes, names):
+        keys = run.stream_keys(name)
+        key = "means" if "means" in keys else "samples"
+        draws = run.stream(name, key, draws=slice(0, n))  # (chain, draw, V)
+        seq = np.asarray(draws[0], np.float32).reshape(draws.shape[1], -1)
+        imgs = seq.reshape((seq.shape[0],) + _image_shape(run, seq.shape[1]))
+        ax.imshow(_tile(imgs, GRID_COLUMNS), cmap="gray", vmin=0, vmax=1,
+                  interpolation="nearest")
+        ax.set_xticks([])
+        ax.set_yticks([])
+        what = "E[x|h]" if key == "means" else "binary x"
+        entry = run.spec.get("samplers", {}).get(name, {})
+        ax.set_title(f"{_describe(entry, name)}: draws 1-{seq.shape[0]} of chain 0 ({what})",
+                     fontsize=8, loc="left")
+    res = run.results()
+    fig.suptitle(f"{run.spec.get('description') or 'samples'}\n({res.get('data_used', '')}, "
+                 f"{res.get('hidden', '?')} hidden)", fontsize=8)
+
+
+@figure("rates_fpcd.sample_isl", experiment="rates_fpcd.sample", size=(6.4, 4.8))
+def fig_sample_isl(run, fig) -> None:
+    """The ISL curve(s) that 'mixlab evaluate isl RUN' stored (metric isl/<stream>); until
+    then, a note saying how to compute them."""
+    if not run.metrics().get("isl"):
+        ax = fig.add_subplot()
+        ax.axis("off")
+        ax.text(0.5, 0.5, f"no ISL stored yet:\nmixlab evaluate isl {run.run_dir}",
+                ha="center", va="center", fontsize=10)
+        return
+    fig_isl(run, fig)

@@ -200,3 +200,52 @@ def test_interrupted_isl_run_resumes_to_the_same_curves(tmp_path, monkeypatch):
         for k in ra:
             if not k.startswith(("seconds/", "ms_per_sample/")):
                 assert ra[k] == rb[k], k
+
+
+def test_cli_train_sample_plot_evaluate_plot(tmp_path):
+    """The card's path ends in a picture: train -> sample -> plot (a grid of consecutive
+    samples) -> evaluate isl -> plot (the ISL curve that evaluate stored)."""
+    _need_usps()
+    from matplotlib.figure import Figure
+
+    from mixlab import registry
+    from mixlab.cli import cli
+
+    runner = CliRunner()
+    model, run = tmp_path / "m.h5", tmp_path / "run"
+    r = runner.invoke(cli, ["train", "--data", "usps", "--hidden", "8", "--epochs", "1",
+                            "--max-train", "300", "--no-eval", "-o", str(model)])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(cli, ["sample", str(model), "--method", "rates-fpcd", "--n-samples", "40",
+                            "--emit", "both", "-o", str(run), "-q"])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(cli, ["plot", str(run)])
+    assert r.exit_code == 0, r.output
+    grid = run / "figures" / "rates_fpcd.sample_grid.png"
+    isl_png = run / "figures" / "rates_fpcd.sample_isl.png"
+    assert grid.stat().st_size > 0 and isl_png.stat().st_size > 0
+    with RunReader(run) as rr:
+        fig = Figure()
+        registry.all_figures()["rates_fpcd.sample_grid"].draw(rr, fig)
+        mosaic = fig.axes[0].get_images()[0].get_array()
+        # 40 draws of 16x16 in 10 columns: 4 rows of (16 + 1)-pixel cells; cell 0 = 1 - draw 0
+        assert mosaic.shape == (4 * 17, 10 * 17)
+        first = rr.stream("rates-fpcd", "means")[0, 0].reshape(16, 16)
+        np.testing.assert_allclose(mosaic[:16, :16], 1 - first, atol=1e-6)
+        fig = Figure()
+        registry.all_figures()["rates_fpcd.sample_isl"].draw(rr, fig)
+        assert "evaluate isl" in fig.axes[0].texts[0].get_text()  # not evaluated yet
+    before = isl_png.read_bytes()
+    r = runner.invoke(cli, ["evaluate", "isl", str(run), "--points", "4", "--test-max", "50"])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(cli, ["plot", str(run), "--figure", "rates_fpcd.sample_isl"])
+    assert r.exit_code == 0, r.output
+    assert isl_png.read_bytes() != before
+    with RunReader(run) as rr:
+        c = rr.metrics()["isl"]["rates-fpcd"]
+        fig = Figure()
+        registry.all_figures()["rates_fpcd.sample_isl"].draw(rr, fig)
+        line = fig.axes[0].get_lines()[0]
+        np.testing.assert_array_equal(line.get_xdata(), c["x"])
+        np.testing.assert_array_equal(line.get_ydata(), c["y"])
+        assert fig.axes[0].get_xscale() == "log"
