@@ -118,3 +118,17 @@ def test_a_plugin_entry_missing_a_shared_parameter_names_its_key(tmp_path):
     with pytest.raises(SpecError, match="N = 1000") as err:
         execute(spec, tmp_path / "b", quiet=True, render=False)
     assert err.value.key == "samplers.s.batch"
+
+
+def test_fig4_plugin_is_one_more_row(tmp_path):
+    _need("mnist-5k")
+    spec = load_spec(SPECS / "fig4.yaml", overrides=[
+        "data.name=mnist-5k", "eps=[0.1]", "chains=2", "m=100", "times=[0.1,0.2]",
+        "samplers={frozen: {method: test_frozen}}"] + HMC_TINY)
+    run_dir, _ = execute(spec, tmp_path / "f4", quiet=True, render=False)
+    with RunReader(run_dir) as run:
+        x = run.stream("frozen", "marginal")                  # never moves from theta = 0
+        assert x.shape[0] == 2 and x.shape[1] > 0 and not x.any()
+        assert run.results()["frozen/samples"] == x.shape[1]
+        assert np.allclose(run.results()["mean/frozen"], 0.0)
+        assert render(run, "austerity.fig4", tmp_path / "f4.png").stat().st_size > 0
