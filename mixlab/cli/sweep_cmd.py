@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from ..sweep import plan, run_sweep
+from ..errors import MixlabError
+from ..sweep import describe_outcome, plan, run_sweep
 from .options import quiet_option, scale_option, seed_option
 
 
@@ -27,7 +28,14 @@ def sweep(spec_file, axes, scale, seed, overrides, out, workers, scheduler, dry_
     """Run SPEC at every point of the grid given by KEY=A,B,C axes (or the spec's 'sweep.grid').
 
     Each point is a run of its own, seeded by its index in the grid; a summary table is written
-    to the sweep directory as sweep.csv (see 'mixlab show SWEEP_DIR')."""
+    to the sweep directory as sweep.csv (see 'mixlab show SWEEP_DIR'), one row per point with
+    its status (complete, failed, pending) and, for a failed point, the reason.
+
+    A point that fails does not stop the others; the command then lists the failures and exits
+    1. Running the same command again re-runs only the failed or unfinished points (complete
+    ones are left as they are). With --scheduler, the workers need no file system shared with
+    this machine: each point runs in a temporary directory on its worker and its run directory
+    comes back here; a point whose worker dies is re-run on another worker."""
     from ..sweep import grid_points, point_dir
 
     sweep_dir, specs, summary, grid = plan(spec_file, axes, scale=scale, seed=seed, out=out,
@@ -37,6 +45,13 @@ def sweep(spec_file, axes, scale, seed, overrides, out, workers, scheduler, dry_
         for i, p in enumerate(points):
             click.echo(f"{point_dir(sweep_dir, i, p)}  {p}")
         return
-    csv_path = run_sweep(sweep_dir, specs, grid, summary, workers=workers, scheduler=scheduler,
-                         quiet=quiet)
-    click.echo(f"{len(points)} point(s) complete; summary: {csv_path}")
+    outcome = run_sweep(sweep_dir, specs, grid, summary, workers=workers, scheduler=scheduler,
+                        quiet=quiet)
+    click.echo(describe_outcome(outcome))
+    if outcome.failed:
+        for i in outcome.failed:
+            click.echo(f"  failed: {outcome.dirs[i]}: {outcome.error[i] or outcome.status[i]}",
+                       err=True)
+        raise MixlabError(f"{len(outcome.failed)} of {len(points)} sweep point(s) failed (listed "
+                          f"above and in {outcome.csv_path}); fix the cause and run the same "
+                          f"command again: it re-runs only those points")
