@@ -27,7 +27,8 @@ pytest.importorskip("dask.distributed")
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 SPEC = "experiment: toy.gaussian\nname: toy\ndim: 1\nchains: 1\nbudget: {draws: 1000}\n"
-AXIS = "budget.draws=150000,150001,150002,150003"  # ~1-2 s per point
+# ~1-2 s per point; the last point fails at run time (no draws and no seconds budget)
+AXIS = "budget.draws=150000,150001,150002,null"
 
 
 def _env(**extra) -> dict:
@@ -50,7 +51,14 @@ def _wait(cond, timeout: float, what: str, procs=()):
 
 
 def _running_point(tmp: Path) -> bool:
-    return any(tmp.glob("mixlab-point-*/run/run.h5"))
+    """A worker (temporary directory ``tmp``) is in the middle of one of the long points."""
+    for spec in tmp.glob("mixlab-point-*/run/spec.yaml"):
+        try:
+            if "draws: 15000" in spec.read_text() and (spec.parent / "run.h5").exists():
+                return True
+        except OSError:  # the directory went away meanwhile
+            pass
+    return False
 
 
 @pytest.fixture
@@ -124,11 +132,16 @@ def test_worker_killed_mid_point_and_no_shared_directory(tmp_path, cluster):
         if sweep.poll() is None:
             sweep.kill()
             sweep.wait(timeout=10)
-    assert sweep.returncode == 0, err
-    assert "4 of 4 point(s) complete (4 run now, 0 already complete)" in out
+    assert sweep.returncode == 1, err
+    assert "3 of 4 point(s) complete (3 run now, 0 already complete), 1 failed" in out
+    assert "1 of 4 sweep point(s) failed" in err and "Traceback" not in err
     with open(client_dir / "sw" / "sweep.csv") as fh:
         rows = list(csv.DictReader(fh))
-    assert [r["status"] for r in rows] == ["complete"] * 4
+    assert [r["status"] for r in rows] == ["complete"] * 3 + ["failed"]
+    assert "give budget.draws or budget.seconds" in rows[3]["error"]
+    with RunReader(client_dir / rows[3]["run"]) as failed:  # its run directory came back too
+        assert failed.status == "failed"
+    rows = rows[:3]
     # the runs came back to the client's (relative) sweep directory, nowhere in the workers'
     for _, home in workers.values():
         assert not (home / "sw").exists()
