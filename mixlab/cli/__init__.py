@@ -25,6 +25,7 @@ COMMANDS = {
     "plot": "mixlab.cli.plot_cmd:plot",
     "sweep": "mixlab.cli.sweep_cmd:sweep",
     "data": "mixlab.cli.data_cmd:data",
+    "specs": "mixlab.cli.specs_cmd:specs",
     "train": "mixlab.cli.train_cmd:train",
     "sample": "mixlab.cli.rbm_cmds:sample",
     "evaluate": "mixlab.cli.rbm_cmds:evaluate",
@@ -109,10 +110,12 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
     \b
     mixlab run SPEC.yaml [key.sub=value ...]   run (or resume) an experiment
+    mixlab run rates_fpcd/fig2 [...]           run a built-in spec (see: mixlab specs list)
     mixlab show RUN [--json]                   status, provenance, metrics, results
     mixlab plot RUN [-o FILE.png]              render figures from the run file
     mixlab sweep SPEC key=a,b,c ...            one run per grid point + summary
     mixlab data list|fetch|info                real data sets
+    mixlab specs list|show|copy                the papers' specs shipped with mixlab
     """
     ctx.ensure_object(dict)
     ctx.obj["debug"] = debug

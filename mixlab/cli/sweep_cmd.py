@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ..builtin_specs import resolve_spec
 from ..errors import MixlabError
 from ..sweep import describe_outcome, plan, run_sweep
 from .options import quiet_option, scale_option, seed_option
@@ -26,6 +27,7 @@ from .options import quiet_option, scale_option, seed_option
 @quiet_option
 def sweep(spec_file, axes, scale, seed, overrides, out, workers, scheduler, dry_run, quiet):
     """Run SPEC at every point of the grid given by KEY=A,B,C axes (or the spec's 'sweep.grid').
+    SPEC is a YAML file or a built-in spec name (see 'mixlab run --help').
 
     Each point is a run of its own, seeded by its index in the grid; a summary table is written
     to the sweep directory as sweep.csv (see 'mixlab show SWEEP_DIR'), one row per point with
@@ -38,7 +40,7 @@ def sweep(spec_file, axes, scale, seed, overrides, out, workers, scheduler, dry_
     comes back here; a point whose worker dies is re-run on another worker."""
     from ..sweep import grid_points, point_dir
 
-    sweep_dir, specs, summary, grid = plan(spec_file, axes, scale=scale, seed=seed, out=out,
+    sweep_dir, specs, summary, grid = plan(resolve_spec(spec_file), axes, scale=scale, seed=seed, out=out,
                                            extra_overrides=overrides)
     points = grid_points(grid)
     if dry_run:
