@@ -140,19 +140,24 @@ def run_point(spec: dict, run_dir: str, quiet: bool = True) -> dict:
     return {"status": COMPLETE, "error": "", "results": results, "happened": happened}
 
 
-def completed_results(spec: dict, run_dir: Path) -> dict | None:
-    """The results of ``run_dir`` when it holds a complete run of ``spec``, else None."""
+def existing_run(spec: dict, run_dir: Path) -> tuple[str, dict]:
+    """What ``run_dir`` already holds for ``spec``: ``("complete", results)`` for a complete
+    run of this very spec, ``("other", {})`` for a run of another spec (the sweep's spec or
+    its --set overrides changed since), else ``("todo", {})`` (nothing, unfinished, failed or
+    unreadable: running the point resumes it or says what is wrong)."""
     if not (run_dir / "run.h5").is_file():
-        return None
+        return "todo", {}
     from .store import RunReader
 
     try:
         with RunReader(run_dir) as r:
-            if r.status == COMPLETE and r.attrs.get("spec") == dump(spec):
-                return r.results()
-    except Exception:  # unreadable or another spec: the point runs and says what is wrong
-        return None
-    return None
+            if r.attrs.get("spec") != dump(spec):
+                return "other", {}
+            if r.status == COMPLETE:
+                return COMPLETE, r.results()
+    except Exception:  # unreadable: the point runs and says what is wrong
+        return "todo", {}
+    return "todo", {}
 
 
 def pack_dir(run_dir: Path) -> bytes:
@@ -299,11 +304,16 @@ def run_sweep(sweep_dir: Path, specs: list[dict], grid: dict, summary: list[str]
     table = _Table(sweep_dir, grid, summary, dirs)
     todo = []
     for i, (s, d) in enumerate(zip(specs, dirs)):
-        done = completed_results(s, d)
-        if done is None:
-            todo.append(i)
+        state, results = existing_run(s, d)
+        if state == COMPLETE:
+            table.status[i], table.results[i], table.happened[i] = COMPLETE, results, "complete"
+        elif state == "other":
+            table.status[i] = FAILED
+            table.error[i] = (f"{d} holds a run of a different spec (the sweep's spec or its "
+                              f"--set values changed since it ran); give this sweep another "
+                              f"--out directory, or move the old one away")
         else:
-            table.status[i], table.results[i], table.happened[i] = COMPLETE, done, "complete"
+            todo.append(i)
     table.write()
     if todo and scheduler:
         _run_on_dask(scheduler, specs, dirs, todo, table)

@@ -120,3 +120,19 @@ def test_write_failure_fails_only_its_point(tmp_path, workers):
     assert [r["status"] for r in rows] == ["complete"] * 3
     with RunReader(tmp_path / rows[1]["run"]) as run:
         assert run.status == "complete" and run.results()["draws"] == 40000
+
+
+def test_changed_spec_is_refused_per_point_not_overwritten(tmp_path):
+    """Re-running a sweep directory with other --set values never overwrites its runs: each
+    point says what is wrong (exit 1) and the old runs stay complete."""
+    spec = tmp_path / "flaky.yaml"
+    spec.write_text("experiment: test.flaky_point\nname: flaky\nsweep: {summary: [x2]}\n")
+    args = ["sweep", str(spec), "x=1,3", "-o", str(tmp_path / "sw"), "-q"]
+    assert CliRunner().invoke(cli, args).exit_code == 0
+    changed = CliRunner().invoke(cli, args + ["--set", "fail_at=5"])
+    assert changed.exit_code == 1 and "holds a run of a different spec" in changed.output
+    rows = _rows(tmp_path / "sw" / "sweep.csv")
+    assert [r["status"] for r in rows] == ["failed", "failed"]
+    for r in rows:
+        with RunReader(r["run"]) as run:
+            assert run.status == "complete" and run.results()["x2"] in (1.0, 9.0)
