@@ -98,13 +98,12 @@ def cluster(tmp_path):
         with Client(address, timeout="30s") as c:
             c.wait_for_workers(2, timeout=30)
         yield address, workers
-    finally:
-        for p in procs:
+    finally:  # workers first (a worker whose scheduler is gone waits for it), then scheduler
+        for p in reversed(procs):
             if p.poll() is None:
                 p.terminate()
-        for p in procs:
             try:
-                p.wait(timeout=10)
+                p.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait(timeout=10)
