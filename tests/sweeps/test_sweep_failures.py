@@ -90,15 +90,6 @@ def _mixlab_limited(args: list[str], cwd: Path, fsize: int | None) -> subprocess
                           capture_output=True, text=True, timeout=240)
 
 
-# Until the crash-safe run store lands (issue 17 item 1, issue 19 item 2: the lead's part), a
-# write failure crashes h5py (SIGSEGV) and leaves a run file that cannot be reopened; the sweep
-# side already holds (the pool isolates the crash, the point is listed as failed, exit 1).
-NEEDS_STORE = pytest.mark.xfail(reason="needs the crash-safe run store (issue 17 item 1, issue "
-                                       "19 item 2); remove this mark once it is merged",
-                                strict=False)
-
-
-@NEEDS_STORE
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_write_failure_fails_only_its_point(tmp_path, workers):
     """A point whose run file cannot be written (full disk) is failed with a reason; the small
