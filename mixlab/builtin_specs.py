@@ -72,8 +72,8 @@ def unknown_spec_error(name: str) -> SpecError:
     names = [s.name for s in builtin_specs()]
     close = difflib.get_close_matches(_normalise(name), names, n=3, cutoff=0.5)
     hint = f" Did you mean {', '.join(close)}?" if close else ""
-    return SpecError(f"spec '{name}' is neither an existing file nor a built-in spec.{hint} "
-                     f"'mixlab specs list' lists the built-in specs (names like "
+    return SpecError(f"spec file {name} does not exist, and no built-in spec has that name."
+                     f"{hint} 'mixlab specs list' lists the built-in specs (names like "
                      f"rates_fpcd/fig2); give a path to a YAML file to run your own")
 
 
