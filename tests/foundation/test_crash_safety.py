@@ -83,7 +83,7 @@ def test_sigkill_at_random_instants_resumes_to_the_same_bytes(reference, tmp_pat
     for _ in range(8):
         p = start("run", TOY, *TOY_ARGS, "--out", out, "-q", env=env)
         try:
-            wait_for(lambda: (out / "run.h5").exists() or p.poll() is not None)
+            wait_for(lambda p=p: (out / "run.h5").exists() or p.poll() is not None)
             time.sleep(float(rng.uniform(0.0, 0.5)))
         finally:
             p.send_signal(signal.SIGKILL)
