@@ -20,16 +20,23 @@ from mixlab.store import RunReader
 REPO = Path(__file__).resolve().parents[2]
 
 
-@registry.experiment("test.flaky_point", schema={
-    "x": Param(1.0, float, help="the point's value"),
-    "fail_at": Param(2.0, float, help="the value of x that needs the marker file"),
-    "marker": Param("", str, help="file that must exist for the point x == fail_at to run"),
-}, help="test only: x squared, failing at x == fail_at until the marker file exists")
 def _flaky(ctx):
     p = ctx.params
     if p["x"] == p["fail_at"] and not Path(p["marker"]).exists():
         raise RuntimeError(f"marker {p['marker']} is missing\n(second line of the message)")
     ctx.store.set_result("x2", p["x"] ** 2)
+
+
+@pytest.fixture(autouse=True)
+def flaky_kind():
+    """Experiment kind 'test.flaky_point' (in this process only), removed afterwards."""
+    registry.experiment("test.flaky_point", schema={
+        "x": Param(1.0, float, help="the point's value"),
+        "fail_at": Param(2.0, float, help="the value of x that needs the marker file"),
+        "marker": Param("", str, help="file that must exist for the point x == fail_at to run"),
+    }, help="test only: x squared, failing at x == fail_at until the marker file exists")(_flaky)
+    yield
+    registry._EXPERIMENTS.pop("test.flaky_point", None)
 
 
 def _rows(path: Path) -> list[dict]:
