@@ -240,20 +240,25 @@ class SweepOutcome:
 
 
 def write_csv_atomic(path: Path, header: list, rows: list[list]) -> None:
-    """Write ``sweep.csv`` to a temporary name in its directory, fsync, rename: readers see
-    the previous table or the new one, never half of one."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
+    """Write ``sweep.csv`` atomically (:func:`mixlab.atomic.atomic_write`): readers see the
+    previous table or the new one, never half of one. A write failure (full disk) is a
+    one-line MixlabError saying that the complete points are kept."""
+    buf = io.StringIO(newline="")
+    w = csv.writer(buf)
+    w.writerow(header)
+    w.writerows(rows)
+    _write_bookkeeping(path, buf.getvalue())
+
+
+def _write_bookkeeping(path: Path, text: str) -> None:
+    from .atomic import WriteFailure, atomic_write
+
     try:
-        with os.fdopen(fd, "w", newline="") as fh:
-            w = csv.writer(fh)
-            w.writerow(header)
-            w.writerows(rows)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        atomic_write(path, text.encode())
+    except WriteFailure as exc:
+        raise MixlabError(f"{exc}; the sweep stopped (the points that completed are kept in "
+                          f"their run directories); free space and run the same command again "
+                          f"to run the others") from None
 
 
 class _Table:
@@ -299,8 +304,8 @@ def run_sweep(sweep_dir: Path, specs: list[dict], grid: dict, summary: list[str]
     points = grid_points(grid)
     dirs = [point_dir(sweep_dir, i, p) for i, p in enumerate(points)]
     sweep_dir.mkdir(parents=True, exist_ok=True)
-    (sweep_dir / "sweep.yaml").write_text(dump({"grid": grid, "summary": summary,
-                                                 "points": [str(d) for d in dirs]}))
+    _write_bookkeeping(sweep_dir / "sweep.yaml", dump({"grid": grid, "summary": summary,
+                                                        "points": [str(d) for d in dirs]}))
     table = _Table(sweep_dir, grid, summary, dirs)
     todo = []
     for i, (s, d) in enumerate(zip(specs, dirs)):

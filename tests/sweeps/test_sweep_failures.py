@@ -134,3 +134,19 @@ def test_changed_spec_is_refused_per_point_not_overwritten(tmp_path):
     for r in rows:
         with RunReader(r["run"]) as run:
             assert run.status == "complete" and run.results()["x2"] in (1.0, 9.0)
+
+
+def test_sweep_table_write_failure_is_one_message(tmp_path):
+    """When even the sweep's own table cannot be written (a full disk), the command says so in
+    one message (exit 1) and the same command later completes the sweep."""
+    (tmp_path / "toy.yaml").write_text("experiment: toy.gaussian\nname: toy\ndim: 2\n"
+                                       "chains: 2\nbudget: {draws: 200}\n")
+    args = ["sweep", "toy.yaml", "step=0.5,1.0", "-o", "sw", "-q"]
+    first = _mixlab_limited(args, tmp_path, 1)
+    assert first.returncode == 1, first.stderr
+    assert "cannot write sw/sweep.yaml" in first.stderr and "Traceback" not in first.stderr
+    assert "run the same command again" in first.stderr
+    assert not list((tmp_path / "sw").glob(".*tmp*"))  # no stray temporary file
+    second = _mixlab_limited(args, tmp_path, None)
+    assert second.returncode == 0, second.stderr
+    assert [r["status"] for r in _rows(tmp_path / "sw" / "sweep.csv")] == ["complete"] * 2
