@@ -23,7 +23,8 @@ from .options import quiet_option, scale_option, seed_option
               help="local worker processes")
 @click.option("--scheduler", default=None, metavar="ADDRESS",
               help="Dask scheduler address (needs the 'dask' extra), e.g. tcp://host:8786")
-@click.option("--dry-run", is_flag=True, help="list the points and their run directories")
+@click.option("--dry-run", is_flag=True,
+              help="list the points, their run directories and what a run would do to each")
 @quiet_option
 def sweep(spec_file, axes, scale, seed, overrides, out, workers, scheduler, dry_run, quiet):
     """Run SPEC at every point of the grid given by KEY=A,B,C axes (or the spec's 'sweep.grid').
@@ -38,14 +39,22 @@ def sweep(spec_file, axes, scale, seed, overrides, out, workers, scheduler, dry_
     ones are left as they are). With --scheduler, the workers need no file system shared with
     this machine: each point runs in a temporary directory on its worker and its run directory
     comes back here; a point whose worker dies is re-run on another worker."""
-    from ..sweep import grid_points, point_dir
+    from ..sweep import existing_run, grid_points, point_dir
 
-    sweep_dir, specs, summary, grid = plan(resolve_spec(spec_file), axes, scale=scale, seed=seed, out=out,
-                                           extra_overrides=overrides)
+    sweep_dir, specs, summary, grid = plan(resolve_spec(spec_file), axes, scale=scale, seed=seed,
+                                           out=out, extra_overrides=overrides)
     points = grid_points(grid)
     if dry_run:
-        for i, p in enumerate(points):
-            click.echo(f"{point_dir(sweep_dir, i, p)}  {p}")
+        what = {"complete": "complete (skipped)", "other": "holds another spec's run (refused)",
+                "todo": "would run"}
+        for i, (p, s) in enumerate(zip(points, specs)):
+            d = point_dir(sweep_dir, i, p)
+            state, _ = existing_run(s, d)
+            if state == "todo" and (d / "run.h5").exists():
+                state_text = "would resume or re-run"
+            else:
+                state_text = what[state]
+            click.echo(f"{d}  {p}  {state_text}")
         return
     outcome = run_sweep(sweep_dir, specs, grid, summary, workers=workers, scheduler=scheduler,
                         quiet=quiet)

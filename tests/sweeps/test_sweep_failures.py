@@ -66,6 +66,9 @@ def test_failed_point_is_listed_and_rerun_runs_only_it(tmp_path):
     assert "status" in shown.output and "error" in shown.output
     assert "failed" in shown.output and "is missing" in shown.output
 
+    dry = CliRunner().invoke(cli, args + ["--dry-run"])
+    assert [line.rsplit("  ", 1)[1] for line in dry.output.splitlines()] == [
+        "complete (skipped)", "would resume or re-run", "complete (skipped)"]
     done = [Path(rows[i]["run"]) / "run.h5" for i in (0, 2)]
     before = [(p.stat().st_mtime_ns, p.stat().st_size) for p in done]
     marker.write_text("")
