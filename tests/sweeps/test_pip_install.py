@@ -53,7 +53,8 @@ def installed(tmp_path_factory):
     purelib = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()"
                               "['purelib'])"], capture_output=True, text=True, check=True,
                              timeout=60).stdout.strip()
-    deps = [p for p in site.getsitepackages() if Path(p).is_dir()]
+    deps = [p for p in [*site.getsitepackages(), site.getusersitepackages()]
+            if Path(p).is_dir() and not Path(p).resolve().is_relative_to(REPO)]
     (Path(purelib) / "_dev_site.pth").write_text("\n".join(deps) + "\n")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
     env.update(PATH=f"{bindir}{os.pathsep}{env.get('PATH', '')}",
