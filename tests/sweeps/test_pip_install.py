@@ -53,8 +53,11 @@ def installed(tmp_path_factory):
     purelib = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()"
                               "['purelib'])"], capture_output=True, text=True, check=True,
                              timeout=60).stdout.strip()
+    # the test environment's site-packages (inside the clone when it is `make test`'s .venv):
+    # a path in a .pth file is added as is, its own .pth files (the editable install's finder)
+    # are not run, so only the installed copy of mixlab can be imported
     deps = [p for p in [*site.getsitepackages(), site.getusersitepackages()]
-            if Path(p).is_dir() and not Path(p).resolve().is_relative_to(REPO)]
+            if Path(p).is_dir() and Path(p).resolve() != REPO]
     (Path(purelib) / "_dev_site.pth").write_text("\n".join(deps) + "\n")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
     env.update(PATH=f"{bindir}{os.pathsep}{env.get('PATH', '')}",
