@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import importlib.metadata
+import json
 import os
 import shutil
 import signal
@@ -22,7 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from . import __version__, registry
+from . import __version__, plugins, registry
+from .contract import checked
 from .errors import MixlabError, RunFileError
 from .runner import StreamResult, run_stream
 from .spec import dump, spec_hash
@@ -80,6 +82,7 @@ class Context:
                summarize: Callable | None = None) -> StreamResult:
         """Run a sampler under a budget into ``/streams/<name>`` (resumable); see runner."""
         rng = rng if rng is not None else self.rng("stream", name)
+        sampler = checked(sampler, name)  # the first init/step checked against the contract
         with self.progress(total=draws, desc=desc or name, unit="draw") as bar:
             result = run_stream(self.store, name, sampler, rng, draws=draws, seconds=seconds,
                                 thin=thin, evaluators=evaluators, record=record, block=block,
@@ -195,6 +198,7 @@ def execute(spec: dict, run_dir: str | Path, *, force: bool = False, quiet: bool
     ``replace``: if ``run_dir`` holds a run of a different spec, move it to
     ``<run_dir>.previous`` (replacing an older one there) and start afresh."""
     run_dir = Path(run_dir)
+    plugins.load_spec_plugins(spec.get("plugins"))  # a no-op unless this process did not resolve
     kind = registry.get_experiment(spec["experiment"])
     text = dump(spec)
     h5 = run_dir / "run.h5"
@@ -204,6 +208,7 @@ def execute(spec: dict, run_dir: str | Path, *, force: bool = False, quiet: bool
             status = run_state(run_dir)
             with RunStore(h5, "r") as s:
                 old_spec = s.f.attrs.get("spec")
+                old_plugins = s.f.attrs.get("plugins")
         except RunFileError as exc:
             raise RunFileError(f"{exc} (run directory {run_dir})") from exc
         if old_spec != text and replace:
@@ -219,6 +224,7 @@ def execute(spec: dict, run_dir: str | Path, *, force: bool = False, quiet: bool
             return run_dir, "complete"
         else:
             happened = "resumed"
+            plugins.check_resume(old_plugins, run_dir)
     elif h5.exists() and force:
         h5.unlink()
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -228,7 +234,8 @@ def execute(spec: dict, run_dir: str | Path, *, force: bool = False, quiet: bool
         if happened == "ran":
             attrs = provenance()
             attrs.update(spec=text, seed_entropy=str(spec["seed"]),
-                         seed_key=str(list(spec["seed_key"])), experiment=spec["experiment"])
+                         seed_key=str(list(spec["seed_key"])), experiment=spec["experiment"],
+                         plugins=json.dumps(plugins.provenance()))
             store.set_root_attrs(attrs)
         store.set_status("running")
         with open(run_dir / "log.txt", "a") as log, _sigterm_as_interrupt():
@@ -242,8 +249,9 @@ def execute(spec: dict, run_dir: str | Path, *, force: bool = False, quiet: bool
         store.set_status("interrupted")
         store.close()
         raise
-    except BaseException:
+    except BaseException as exc:
         store.set_status("failed")
+        store.set_root_attrs({"error": f"{type(exc).__name__}: {exc}"})
         store.close()
         raise
     store.close()

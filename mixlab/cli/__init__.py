@@ -23,6 +23,7 @@ COMMANDS = {
     "train": "mixlab.cli.train_cmd:train",
     "sample": "mixlab.cli.rbm_cmds:sample",
     "evaluate": "mixlab.cli.rbm_cmds:evaluate",
+    "plugins": "mixlab.cli.plugins_cmd:plugins",
 }
 
 
@@ -84,6 +85,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
     mixlab plot RUN [-o FILE.png]              render figures from the run file
     mixlab sweep SPEC key=a,b,c ...            one run per grid point + summary
     mixlab data list|fetch|info                real data sets
+    mixlab plugins [--json]                    registered samplers, experiments, figures
     """
     ctx.ensure_object(dict)
     ctx.obj["debug"] = debug
