@@ -29,7 +29,9 @@ from .errors import SpecError
 # Modules that register experiments and figures when imported.
 PLUGIN_MODULES = (
     "mixlab.generic",
+    "mixlab.rbm.samplers",
     "mixlab.rbm.experiments",
+    "mixlab.rbm.figures",
     "mixlab.spinglass.experiments",
     "mixlab.spinglass.experiments_sampling",
     "mixlab.austerity.experiments",

@@ -38,6 +38,23 @@ RESERVED = {
 }
 
 
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+
+
+def check_path_component(value: Any, key: str) -> str:
+    """``value`` if it can be one path component (letters, digits, '.', '_', '-'; not '.' or
+    '..'; at most 100 characters), else a SpecError naming ``key``."""
+    text = str(value)
+    bad = sorted(set(text) - _NAME_CHARS)
+    if not text or text in (".", "..") or bad or len(text) > 100:
+        why = (f"contains {', '.join(repr(c) for c in bad[:5])}" if bad else
+               "is too long" if len(text) > 100 else f"is {text!r}")
+        raise SpecError(f"must be one file-name component (letters, digits, '.', '_', '-'; not "
+                        f"'.' or '..'; at most 100 characters), but {why}: it names the run's "
+                        f"directory", key)
+    return text
+
+
 def load_yaml(path: str | Path) -> dict:
     p = Path(path)
     if not p.exists():
@@ -157,6 +174,7 @@ def resolve(raw: dict, *, overrides: list[str] | tuple = (), scale: str = "quick
     resolved = validate(spec, schema)
     if not resolved["name"]:
         resolved["name"] = default_name
+    check_path_component(resolved["name"], "name")
     return resolved
 
 
