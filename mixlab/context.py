@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import importlib.metadata
+import json
 import os
 import shutil
 import signal
@@ -24,8 +25,9 @@ from typing import Any
 
 import numpy as np
 
-from . import __version__, registry
+from . import __version__, plugins, registry
 from .atomic import WriteFailure, atomic_write
+from .contract import checked
 from .errors import MixlabError, RunFileError
 from .runlock import RunLock, live_writer
 from .runner import StreamResult, run_stream
@@ -85,6 +87,7 @@ class Context:
                summarize: Callable | None = None) -> StreamResult:
         """Run a sampler under a budget into ``/streams/<name>`` (resumable); see runner."""
         rng = rng if rng is not None else self.rng("stream", name)
+        sampler = checked(sampler, name)  # the first init/step checked against the contract
         with self.progress(total=draws, desc=desc or name, unit="draw") as bar:
             result = run_stream(self.store, name, sampler, rng, draws=draws, seconds=seconds,
                                 thin=thin, evaluators=evaluators, record=record, block=block,
@@ -209,6 +212,7 @@ def execute(spec: dict, run_dir: str | Path, *, force: bool = False, quiet: bool
     ``replace``: if ``run_dir`` holds a run of a different spec, move it to
     ``<run_dir>.previous`` (replacing an older one there) and start afresh."""
     run_dir = Path(run_dir)
+    plugins.load_spec_plugins(spec.get("plugins"))  # a no-op unless this process did not resolve
     kind = registry.get_experiment(spec["experiment"])
     text = dump(spec)
     lock = RunLock.acquire(run_dir)
@@ -219,6 +223,7 @@ def execute(spec: dict, run_dir: str | Path, *, force: bool = False, quiet: bool
             try:
                 with RunReader(run_dir) as r:
                     status, old_spec = r.status, r.attrs.get("spec")
+                    old_plugins = r.attrs.get("plugins")
             except RunFileError as exc:
                 raise RunFileError(f"{exc}. Nobody is writing it: start the run afresh with "
                                    f"--force (this discards the damaged file), or run into "
@@ -241,6 +246,7 @@ def execute(spec: dict, run_dir: str | Path, *, force: bool = False, quiet: bool
                 return run_dir, "complete"
             else:
                 happened = "resumed"
+                plugins.check_resume(old_plugins, run_dir)
         elif force:
             _discard_run(run_dir)
         atomic_write(run_dir / "spec.yaml", text.encode())
@@ -249,7 +255,8 @@ def execute(spec: dict, run_dir: str | Path, *, force: bool = False, quiet: bool
             if happened == "ran":
                 attrs = provenance()
                 attrs.update(spec=text, seed_entropy=str(spec["seed"]),
-                             seed_key=str(list(spec["seed_key"])), experiment=spec["experiment"])
+                             seed_key=str(list(spec["seed_key"])), experiment=spec["experiment"],
+                             plugins=json.dumps(plugins.provenance()))
                 store.set_root_attrs(attrs)
             store.set_status("running")
             with _LogFile(run_dir / "log.txt") as log, _sigterm_as_interrupt():

@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from . import registry
+from . import plugins, registry
 from .errors import SpecError
 from .schema import Param, validate
 
@@ -30,6 +30,9 @@ RESERVED = {
     "seed": Param(0, int, lo=0, help="root of the run's SeedSequence"),
     "seed_key": Param([], list, item=int, help="spawn key below the seed (set by sweeps)"),
     "scale": Param("quick", str, choices=SCALES, help="which 'scales' preset was applied"),
+    "plugins": Param([], list, item=str,
+                     help="plugins to import before the spec is validated: module names or .py "
+                          "files (relative to the spec file's directory); see docs/plugins.md"),
     "sweep": Param(None, dict, nullable=True,
                    help="{grid: {dotted.key: [values]}, summary: [result keys]} for 'mixlab sweep'"),
 }
@@ -60,7 +63,10 @@ def load_yaml(path: str | Path) -> dict:
         text = p.read_text()
     except (OSError, UnicodeDecodeError) as exc:
         raise SpecError(f"cannot read spec file {p}: {exc}") from exc
-    return parse_yaml(text, str(p))
+    data = parse_yaml(text, str(p))
+    if "plugins" in data:  # relative .py paths are relative to the spec file's directory
+        data["plugins"] = plugins.absolute_spec_entries(data["plugins"], p.parent)
+    return data
 
 
 def parse_yaml(text: str, where: str = "<spec>") -> dict:
@@ -156,6 +162,8 @@ def resolve(raw: dict, *, overrides: list[str] | tuple = (), scale: str = "quick
         spec["seed"] = seed
     spec["scale"] = scale
     spec.setdefault("name", default_name)
+    # the spec's plugins first: the experiment and samplers it names may be theirs
+    plugins.load_spec_plugins(spec.get("plugins"))
     if "experiment" not in spec:
         raise SpecError("is required: name the experiment kind "
                         f"(one of {', '.join(sorted(registry.experiments()))})", "experiment")

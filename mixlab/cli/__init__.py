@@ -29,6 +29,7 @@ COMMANDS = {
     "train": "mixlab.cli.train_cmd:train",
     "sample": "mixlab.cli.rbm_cmds:sample",
     "evaluate": "mixlab.cli.rbm_cmds:evaluate",
+    "plugins": "mixlab.cli.plugins_cmd:plugins",
 }
 
 
@@ -116,6 +117,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
     mixlab sweep SPEC key=a,b,c ...            one run per grid point + summary
     mixlab data list|fetch|info                real data sets
     mixlab specs list|show|copy                the papers' specs shipped with mixlab
+    mixlab plugins [--json]                    registered samplers, experiments, figures
     """
     ctx.ensure_object(dict)
     ctx.obj["debug"] = debug
