@@ -150,6 +150,9 @@ def load_spec_plugins(entries: Any, key: str = "plugins") -> list[Plugin]:
     ``key``, a plugin that fails to import a :class:`PluginError`."""
     if entries is None:
         return []
+    from . import registry
+
+    registry.load_plugins()   # mixlab's own modules first: a spec plugin may not shadow them
     if isinstance(entries, str):
         entries = [entries]
     if not isinstance(entries, list):

@@ -203,7 +203,6 @@ def changes(snap: dict) -> list[tuple[str, str]]:
 def check_registrations(added: list[tuple[str, str]], snap: dict) -> None:
     """Raise RegistrationError for an entry of ``added`` that replaces someone else's or that
     cannot work (a schema that is not one, a reserved key, a factory that is not callable)."""
-    from .schema import describe
     from .spec import RESERVED
 
     for kind, name in added:
@@ -244,11 +243,29 @@ def check_registrations(added: list[tuple[str, str]], snap: dict) -> None:
             if not isinstance(new.experiment, str):
                 raise RegistrationError(f"{where}: experiment must be an experiment kind's name")
             continue
-        try:
-            describe(schema)
-        except (TypeError, AttributeError) as exc:
+        bad = _not_a_schema(schema)
+        if bad is not None:
             raise RegistrationError(f"{where}: its parameter schema is not made of Param, "
-                                    f"MapOf, ListOf, SamplerEntry and dicts ({exc})") from None
+                                    f"MapOf, ListOf, SamplerEntry and dicts ({bad})")
+
+
+def _not_a_schema(schema: Any, path: str = "") -> str | None:
+    """Where ``schema`` holds something that is not a schema node (None when it is one)."""
+    from .schema import ListOf, MapOf, Param, SamplerEntry
+
+    if isinstance(schema, (Param, SamplerEntry)):
+        return None
+    if isinstance(schema, (MapOf, ListOf)):
+        return _not_a_schema(schema.schema, path + "[]")
+    if isinstance(schema, dict):
+        for k, v in schema.items():
+            if not isinstance(k, str):
+                return f"key {k!r} is not a string"
+            bad = _not_a_schema(v, f"{path}.{k}" if path else k)
+            if bad is not None:
+                return bad
+        return None
+    return f"{path or 'the schema'} is {type(schema).__name__} {schema!r}"
 
 
 def experiments() -> dict[str, ExperimentKind]:

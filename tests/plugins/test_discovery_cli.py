@@ -185,6 +185,7 @@ def test_broken_plugin_one_paragraph_exit_1(tmp_path, case):
 
 
 def test_missing_plugin_file_or_module_in_spec_is_a_spec_error(tmp_path):
+    write(tmp_path / "harness.py", HARNESS)
     for extra in ("nothere.py", "no_such_module_xyz"):
         spec = write(tmp_path / "s.yaml", SPEC.format(extra=extra, method="plugintest-sweep"))
         r = run_mixlab("run", spec, "--out", tmp_path / "run")

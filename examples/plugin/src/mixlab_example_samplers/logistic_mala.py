@@ -63,7 +63,7 @@ class MALA:
 
 
 @sampler(LOGISTIC, "mala", params={
-    "step_size": Param(0.5, float, lo=0, lo_open=True,
+    "step_size": Param(0.3, float, lo=0, lo_open=True,
                        help="Langevin step ε (in Laplace-whitened units with precondition: true)"),
     "precondition": Param(True, bool, help="M = the Laplace covariance at the mode (else the "
                                            "identity)")},
