@@ -32,6 +32,7 @@ PLUGIN_MODULES = (
     "mixlab.rbm.samplers",
     "mixlab.rbm.experiments",
     "mixlab.rbm.figures",
+    "mixlab.spinglass.samplers",
     "mixlab.spinglass.experiments",
     "mixlab.spinglass.experiments_sampling",
     "mixlab.austerity.samplers",

@@ -175,6 +175,13 @@ def validate(value: Any, schema: Any, path: str = "") -> Any:
     if isinstance(schema, MapOf):
         if value is None:
             value = schema.default
+        if (isinstance(schema.schema, SamplerEntry) and isinstance(value, list)
+                and all(isinstance(v, str) for v in value)):
+            # shorthand: [gibbs, swendsen_wang] is {gibbs: {method: gibbs}, ...}
+            if len(set(value)) != len(value):
+                raise SpecError(f"names a sampler twice: {value!r}; give each its own label "
+                                f"(label: {{method: NAME, ...}})", path)
+            value = {v: {"method": v} for v in value}
         if not isinstance(value, dict):
             raise SpecError(f"must be a mapping of names to settings, got {value!r}", path)
         if len(value) < schema.min_len:

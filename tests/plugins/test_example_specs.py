@@ -19,6 +19,7 @@ CASES = {
                  ["eps=0", "eps=0.05", "mala"]),
     "mrf": (["budget.seconds=1", "truth.sweeps=300", "truth.cache_dir=null", "subsets.M=20"],
             "final_l1/{}", ["exact", "eps=0.1", "blocked-2", "blocked-3"]),
+    "spinglass": (["seconds=0.5"], "final_error/{}", ["gibbs", "swendsen-wang", "houdayer"]),
     "mysampler": (["budget.seconds=1", "truth.sweeps=300", "truth.cache_dir=null"],
                   "final_l1/{}", ["exact", "eps=0.1", "random-scan"]),
 }
