@@ -267,6 +267,8 @@ def execute(spec: dict, run_dir: str | Path, *, force: bool = False, quiet: bool
                     warnings.simplefilter("default")
                     kind.run(ctx)
                 _report_warnings(caught, spec, ctx)
+                if spec.get("diagnostics"):
+                    _store_diagnostics(store, run_dir, ctx)
                 store.set_status("complete")
                 ctx.log("complete")
         except WriteFailure as exc:
@@ -287,6 +289,21 @@ def execute(spec: dict, run_dir: str | Path, *, force: bool = False, quiet: bool
 
         render_all(run_dir)
     return run_dir, happened
+
+
+def _store_diagnostics(store: RunStore, run_dir: Path, ctx: Context) -> None:
+    """The spec's ``diagnostics: true``: ESS, R-hat, MCSE and ESS/s of every stream, read back
+    from the published file (its streams are complete), stored as results."""
+    from .diagnostics import diagnose
+    from .diagnostics.mixing import result_items
+
+    store.publish()
+    with RunReader(run_dir) as run:
+        rows = diagnose(run)
+    for k, v in result_items(rows).items():
+        store.set_result(k, v)
+    ctx.log(f"diagnostics of {len(rows)} statistic(s) stored (ess_bulk/, ess_tail/, rhat/, "
+            f"mcse/, ess_per_s/)")
 
 
 def _large_values(spec: dict, prefix: str = "") -> list[str]:

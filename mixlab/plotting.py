@@ -26,8 +26,9 @@ def render(run: RunReader, name: str, out: str | Path) -> Path:
     """Draw figure ``name`` of ``run`` into the PNG file ``out``."""
     figs = registry.all_figures()
     if name not in figs:
+        own = sorted(registry.figures_for(str(run.attrs.get("experiment", ""))))
         raise UsageError(f"unknown figure '{name}'; figures of this run: "
-                         f"{', '.join(registry.figures_for(run.attrs.get('experiment', ''))) or 'none'}")
+                         f"{', '.join(own + ['diagnostics'])}")
     kind = figs[name]
     with matplotlib.style.context(str(STYLE)):
         fig = Figure(figsize=kind.size)

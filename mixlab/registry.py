@@ -29,6 +29,7 @@ from .errors import SpecError
 # Modules that register experiments and figures when imported.
 PLUGIN_MODULES = (
     "mixlab.generic",
+    "mixlab.diagnostics.figure",
     "mixlab.rbm.samplers",
     "mixlab.rbm.experiments",
     "mixlab.rbm.figures",

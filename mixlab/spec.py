@@ -33,6 +33,10 @@ RESERVED = {
     "plugins": Param([], list, item=str,
                      help="plugins to import before the spec is validated: module names or .py "
                           "files (relative to the spec file's directory); see docs/plugins.md"),
+    "diagnostics": Param(False, bool,
+                         help="store ESS bulk/tail, R-hat, MCSE and ESS/s of every stream's "
+                              "summaries in the results (ess_bulk/<stream>/<stat>, ...) when "
+                              "the run completes; 'mixlab diagnose RUN' prints them anyway"),
     "sweep": Param(None, dict, nullable=True,
                    help="{grid: {dotted.key: [values]}, summary: [result keys]} for 'mixlab sweep'"),
 }

@@ -30,6 +30,9 @@ COMMANDS = {
     "sample": "mixlab.cli.rbm_cmds:sample",
     "evaluate": "mixlab.cli.rbm_cmds:evaluate",
     "plugins": "mixlab.cli.plugins_cmd:plugins",
+    "diagnose": "mixlab.cli.diagnose_cmd:diagnose",
+    "export": "mixlab.cli.export_cmd:export",
+    "compare": "mixlab.cli.compare_cmd:compare",
 }
 
 
