@@ -54,6 +54,7 @@ def toy_runs(tmp_path_factory):
     ("show", "run"), ("show", "run", "--json"), ("show", "sw"), ("data", "list"),
     ("run", "--list"), ("--help",), ("run", "toy.yaml", "--out", "run", "-q"),
     ("sweep", "toy.yaml", "step=0.5,1.0", "--out", "sw", "-q"),
+    ("compare", "sw"), ("compare", "sw", "--json"), ("diagnose", "run"),
 ])
 def test_closed_stdout_is_quiet(toy_runs, args):
     p = _into_closed_pipe(*args, cwd=toy_runs)
