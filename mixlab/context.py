@@ -35,7 +35,8 @@ from .segments import SEGMENT_DIR
 from .spec import dump, spec_hash
 from .store import RUN_FILE, RunReader, RunStore
 
-PACKAGES = ("numpy", "scipy", "h5py", "matplotlib", "click", "pyyaml", "tqdm", "PyMaxflow")
+PACKAGES = ("numpy", "scipy", "h5py", "matplotlib", "click", "pyyaml", "tqdm", "PyMaxflow",
+            "numba", "arviz")
 
 
 def name_key(name: Any) -> int:

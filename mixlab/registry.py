@@ -36,6 +36,7 @@ PLUGIN_MODULES = (
     "mixlab.spinglass.samplers",
     "mixlab.spinglass.experiments",
     "mixlab.spinglass.experiments_sampling",
+    "mixlab.spinglass.figures",
     "mixlab.austerity.samplers",
     "mixlab.austerity.experiments",
     "mixlab.austerity.figures",
@@ -77,7 +78,7 @@ class FigureKind:
 # Target families a sampler can be registered for: name -> what its factory's ``target`` is.
 FAMILIES = {
     "rbm": "a binary RBM (mixlab.rbm.model.RBM: W (D, H), b (D,), c (H,))",
-    "spinglass": "a spin glass on a grid (mixlab.spinglass.model.SpinGlass)",
+    "spinglass": "a spin glass on a grid (mixlab.spinglass.target.SpinGlassTarget)",
     "logistic": "a Bayesian logistic-regression posterior (mixlab.austerity)",
     "mrf": "a dense triplet MRF over binary variables (mixlab.austerity.mrf)",
 }

@@ -20,7 +20,7 @@ import time
 
 import numpy as np
 
-from ..registry import experiment, figure
+from ..registry import experiment
 from ..schema import Param
 from . import exact
 from .bounds import expected_lower_bound, probable_lower_bound, upper_bound
@@ -130,33 +130,6 @@ def run_logz_vs_coupling(ctx) -> None:
     ctx.store.set_result("missing_baselines", ",".join(missing))
 
 
-@figure("perturb_map.fig1_left", experiment="perturb_map.logz_vs_coupling", size=(6.4, 4.8))
-def fig1_left(run, fig) -> None:
-    """Signed log Z error vs coupling (mean over models, bars = s.e. over models)."""
-    curves = run.metrics()["logz_error"]
-    res = run.results()
-    ax = fig.add_subplot()
-    order = ["upper", "expected_lb", "probable_lb"] + list(BASELINES)
-    for k in order:
-        if k not in curves:
-            continue
-        cv = curves[k]
-        ax.errorbar(cv["x"], cv["y"], yerr=cv.get("yerr"), marker="o", ms=3, capsize=2,
-                    label=LABELS[k] + (f" (m={res.get('copies')})" if k == "probable_lb" else ""))
-    ax.axhline(0.0, color="k", lw=0.8)
-    ax.set_xlabel("coupling strength c")
-    ax.set_ylabel("estimate − log Z (nats)")
-    ax.set_title("Fig 1 left: log Z estimates, 10x10 attractive grids", fontsize=9)
-    note = (f"probable LB with m={res.get('copies')} copies (paper: 10^4), mean of "
-            f"{res.get('probable_draws', 1)} draws per model, copy-model MAP "
-            f"certified to within {res.get('probable_lb_max_gap', float('nan')):.1e} nats, "
-            f"discrepancy ignored")
-    if res.get("missing_baselines"):
-        note += f"; missing baselines: {res['missing_baselines']}"
-    fig.text(0.01, 0.005, note, fontsize=6, va="bottom")
-    ax.legend(fontsize=7)
-
-
 COMPLEXITY_SCHEMA = {
     "sides": Param([2, 3, 4, 6, 8, 10], list, item=int, lo=1, min_len=1,
                    help="square grid sides"),
@@ -239,18 +212,3 @@ def run_sampler_complexity(ctx) -> None:
         ctx.store.set_result("violation_rate", float(np.nanmean(vr)))
 
 
-@figure("perturb_map.fig1_middle", experiment="perturb_map.sampler_complexity", size=(6.4, 4.8))
-def fig1_middle(run, fig) -> None:
-    """Log of the unbiased sampler's expected number of passes vs the number of spins."""
-    curves = run.metrics()["log_passes"]
-    res = run.results()
-    ax = fig.add_subplot()
-    style = {"U-logZ": "o-", "U-probable_lb": "s--", "measured": "k^"}
-    for k, cv in curves.items():
-        ax.errorbar(cv["x"], cv["y"], yerr=cv.get("yerr"), fmt=style.get(k, "o-"), ms=4,
-                    capsize=2, label=cv["attrs"].get("label", k))
-    ax.set_xlabel("number of spins n (square grids)")
-    ax.set_ylabel("log expected passes = U − log Z")
-    ax.set_title(f"Fig 1 middle: unbiased sampler complexity (c={res.get('coupling')})",
-                 fontsize=9)
-    ax.legend(fontsize=7)

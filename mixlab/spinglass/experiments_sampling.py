@@ -32,9 +32,9 @@ import numpy as np
 
 from .. import registry
 from ..errors import SpecError
-from ..registry import experiment, figure
+from ..registry import experiment
 from ..schema import MapOf, Param, SamplerEntry
-from . import mcmc
+from .evaluators import MarginalError
 from .exact import marginals as exact_marginals
 from .model import SpinGlass, random_spin_glass
 from .samplers import PERTURB_AND_MAP
@@ -197,48 +197,6 @@ def run_marginals_vs_coupling(ctx) -> None:
         ctx.store.set_result(f"updates_per_model/{m}", float(upd[m].mean()))
 
 
-def _budget_text(spec: dict, methods) -> str:
-    parts = []
-    entries = spec["samplers"]
-    pm = {m for m in methods if entries.get(m, {}).get("method", m) in PM_METHODS}
-    if set(methods) - pm:
-        parts.append(f"MCMC {spec['mcmc']['updates']:.0e} site updates "
-                     f"({spec['mcmc']['chains']} chains)")
-    if pm:
-        parts.append(f"P&M {spec['perturb']['samples']} MAP samples")
-    return "; ".join(parts)
-
-
-def _series_order(spec: dict, curves: dict) -> list[str]:
-    """The series of ``curves`` in the spec's order (then any others)."""
-    return [m for m in spec["samplers"] if m in curves] + [m for m in curves
-                                                           if m not in spec["samplers"]]
-
-
-@figure("perturb_map.fig1_right", experiment="perturb_map.marginals_vs_coupling",
-        size=(6.4, 4.8))
-def fig1_right(run, fig) -> None:
-    """Mean absolute single-site marginal error vs coupling strength, one line per sampler."""
-    ax = fig.add_subplot()
-    spec = run.spec
-    curves = run.metrics().get("marginal_error", {})
-    for k, m in enumerate(_series_order(spec, curves)):
-        c = curves[m]
-        secs = c["attrs"].get("seconds")
-        tail = f", {np.mean(secs):.2g} s/model" if secs is not None else ""
-        label, color = series_style(m, spec["samplers"].get(m), k)
-        ax.errorbar(c["x"], c["y"], yerr=c["yerr"], marker="o", ms=4, capsize=2,
-                    color=color, label=f"{label}{tail}")
-    ax.set_yscale("log")
-    ax.set_xlabel("coupling strength c  (θ_ij ~ U[0, c])")
-    ax.set_ylabel("mean |P̂(x_i=+1) − P(x_i=+1)|")
-    g = spec["grid"]
-    ax.set_title(f"{g['rows']}×{g['cols']} grid, field {spec['field']:g}, "
-                 f"{spec['models']} model(s)/point\n{_budget_text(spec, curves)}", fontsize=9)
-    ax.legend(fontsize=8)
-    ax.grid(True, which="both", alpha=0.3)
-
-
 # ---------------------------------------------------------------------------------------------
 # Marginal error vs wall-clock time on one hard model
 # ---------------------------------------------------------------------------------------------
@@ -291,8 +249,8 @@ def run_marginal_vs_time(ctx) -> None:
     for m, entry in p["samplers"].items():
         chains = p["perturb"]["chains"] if is_perturb_and_map(entry) else p["mcmc"]["chains"]
         sampler = build_sampler(m, entry, model, chains, p["mcmc"]["init"])
-        evs = [mcmc.MarginalError(truth, metric="error_vs_seconds", series=m, x="seconds"),
-               mcmc.MarginalError(truth, metric="error_vs_updates", series=m, x="updates",
+        evs = [MarginalError(truth, metric="error_vs_seconds", series=m, x="seconds"),
+               MarginalError(truth, metric="error_vs_updates", series=m, x="updates",
                                   updates_per_draw=n)]
         res = ctx.stream(m, sampler, seconds=p["seconds"], evaluators=evs, record=False,
                          rng=ctx.rng("sample", m), block=p["block"], summarize=summarize)
@@ -316,36 +274,3 @@ def _sha256(path: str) -> str:
         return hashlib.sha256(f.read()).hexdigest()
 
 
-@figure("perturb_map.marginal_vs_time", experiment="perturb_map.marginal_vs_time",
-        size=(9.6, 4.4))
-def fig_marginal_vs_time(run, fig) -> None:
-    """Left: error vs sampling seconds; right: error vs site updates (P&M: one MAP = one sweep)."""
-    spec = run.spec
-    met = run.metrics()
-    res = run.results()
-    axes = fig.subplots(1, 2)
-    for ax, key, xl in ((axes[0], "error_vs_seconds", "sampling wall-clock seconds"),
-                        (axes[1], "error_vs_updates",
-                         "site updates, all chains (one MAP sample counted as R·C)")):
-        curves = met.get(key, {})
-        for k, m in enumerate(_series_order(spec, curves)):
-            c = curves[m]
-            if len(c["x"]) == 0:
-                continue
-            label, color = series_style(m, spec["samplers"].get(m), k)
-            ax.plot(c["x"], c["y"], marker=".", ms=3, color=color,
-                    label=f"{label} ({res.get(f'final_error/{m}', float('nan')):.3g})")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel(xl)
-        ax.grid(True, which="both", alpha=0.3)
-    axes[0].set_ylabel("mean |P̂(x_i=+1) − P(x_i=+1)|")
-    axes[0].legend(fontsize=8, title="final error", title_fontsize=8)
-    g = spec["grid"]
-    if spec.get("model", {}).get("file"):
-        what = (f"{res.get('model/file')}: {res.get('model/shape')} grid, "
-                f"{res.get('model/couplings')}")
-    else:
-        what = (f"{g['rows']}×{g['cols']} grid, field {spec['field']:g}, coupling "
-                f"{spec['coupling']:g}{' (mixed signs)' if spec.get('mixed') else ''}")
-    fig.suptitle(f"{what}, {spec['seconds']:g} s per sampler", fontsize=10)
