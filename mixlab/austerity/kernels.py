@@ -30,7 +30,8 @@ from numba import njit
 
 __all__ = [
     "log_sigmoid", "loglik_gather", "loglik_sums", "minibatch_orders", "mrf_sweep_approx",
-    "mrf_sweep_lookup", "padded_rows", "seqtest_logistic",
+    "mrf_sweep_approx_blocks",
+    "mrf_sweep_lookup", "padded_rows", "seqtest_logistic", "seqtest_logistic_blocks",
 ]
 
 # error_model="numpy": float division without a Python zero check (which blocks vectorisation)
@@ -345,6 +346,134 @@ def seqtest_logistic(Xs, th_new, th_old, mu0, m, tcrit2, seed, accept, n_used, m
     return accept
 
 
+@njit(**_JIT_DOT)
+def _dots_at(X, i0, n, th, z, off):
+    """z[off + j] = X[i0 + j] · th for j < n (the same arithmetic as :func:`_dots_range`)."""
+    d = X.shape[1]
+    for j in range(n):
+        s = _F(0.0)
+        for k in range(d):
+            s += X[i0 + j, k] * th[k]
+        z[off + j] = s
+
+
+@njit(**_JIT)
+def seqtest_logistic_blocks(Xb, bsize, th_new, th_old, mu0, mb, tcrit2, seed, accept, n_used,
+                           mean_out, se_out, perm, swaps, cache, stamp, version, cache_theta,
+                           fresh):
+    """The sequential MH test over *blocks* of rows (issue 16) for C logistic-regression chains.
+
+    Xb (N, W) float32 signed rows in a once-shuffled order; block k is rows
+    [k bsize, min((k+1) bsize, N)), K = ceil(N / bsize) blocks (= perm.size).  The test's
+    population is the K block values v_k = (K / N) Σ_{i in block k} l_i, whose mean is exactly
+    the mean of the N values l_i = log σ(x_i·θ') - log σ(x_i·θ); it reads minibatches of ``mb``
+    blocks drawn without replacement (a uniformly random order of the blocks per call and chain,
+    :func:`minibatch_orders` with K), and :func:`_look` is the t test over block values with the
+    finite-population correction for K.  At n = K the decision is the exact one,
+    Σ l_i / N > mu0.  tcrit2 (ceil(K/mb),) as :func:`mixlab.austerity.seqtest.tcrit2_table`
+    (K, mb, eps).  Outputs as :func:`seqtest_logistic`; n_used counts rows read.
+
+    Cache: cache (C, N) float32 holds log σ(x_i·θ_c) at θ_c = cache_theta[c] (C, W) for the
+    rows of the blocks with stamp[c, k] == version[c] (stamp (C, K), version (C,) int64).  A
+    block read whose values at the current state are cached costs one product, not two.  The
+    cache is checked against th_old (a chain whose state differs starts a new version), and on
+    acceptance it is refilled with the values at θ' just computed.  Every value is the same
+    element-wise float32 arithmetic (:func:`_dots_at`, :func:`_log_sigmoid_block`) whether it is
+    computed now or was cached, so the decisions do not depend on the cache: an empty cache (a
+    resumed run) gives the same chain (tests/austerity/test_samplers.py).  Scratch: perm (K,) =
+    arange(K) (left so), swaps (K,), fresh (N,) float32 (the values at θ' by row)."""
+    N = Xb.shape[0]
+    W = Xb.shape[1]
+    K = perm.size
+    C = th_new.shape[0]
+    scale = K / N
+    R = mb * bsize                                     # rows in a minibatch, at most
+    zn = np.empty(R, np.float32)
+    zo = np.empty(R, np.float32)
+    ln = np.empty(R, np.float32)
+    lo = np.empty(R, np.float32)
+    eb = np.empty(R, np.int32)
+    pb = np.empty(R, np.float32)
+    lv = np.empty(mb, np.float64)
+    for c in range(C):
+        tn, to = th_new[c], th_old[c]
+        same = True
+        for k in range(W):
+            if cache_theta[c, k] != to[k]:
+                same = False
+                break
+        if not same:                                   # the cache belongs to another state
+            version[c] += 1
+            cache_theta[c, :] = to
+        ver = version[c]
+        state = _chain_state(seed, c)
+        total = 0.0
+        m2 = 0.0
+        raw = 0.0                                      # Σ l_i over the rows read
+        n = 0
+        rows = 0
+        k = 0
+        while True:
+            bb = min(mb, K - n)
+            state = _shuffle_next(state, perm, swaps, n, n + bb)   # the next minibatch
+            p = 0
+            q = 0
+            for j in range(bb):                        # products: θ' always, θ unless cached
+                r0 = perm[n + j] * bsize
+                nb = min(bsize, N - r0)
+                _dots_at(Xb, r0, nb, tn, zn, p)
+                if stamp[c, perm[n + j]] != ver:
+                    _dots_at(Xb, r0, nb, to, zo, q)
+                    q += nb
+                p += nb
+            _log_sigmoid_block(zn, ln, eb, pb, p)
+            _log_sigmoid_block(zo, lo, eb, pb, q)
+            p = 0
+            q = 0
+            for j in range(bb):
+                blk = perm[n + j]
+                r0 = blk * bsize
+                nb = min(bsize, N - r0)
+                s = 0.0
+                for t in range(nb):
+                    fresh[r0 + t] = ln[p + t]
+                if stamp[c, blk] == ver:
+                    for t in range(nb):
+                        s += np.float64(ln[p + t]) - np.float64(cache[c, r0 + t])
+                else:
+                    for t in range(nb):
+                        s += np.float64(ln[p + t]) - np.float64(lo[q + t])
+                        cache[c, r0 + t] = lo[q + t]
+                    stamp[c, blk] = ver
+                    q += nb
+                p += nb
+                raw += s
+                lv[j] = scale * s
+            rows += p
+            n, total, m2, mean, done, acc, se = _look(lv, bb, n, total, m2, mu0[c], K,
+                                                      tcrit2[k])
+            if done:
+                if n == K:                             # the exact decision on the raw sum
+                    acc = raw / N > mu0[c]
+                break
+            k += 1
+        if acc:                                        # the cache moves to θ': the values
+            version[c] = ver + 1                       # at θ' of every block read
+            cache_theta[c, :] = tn
+            for j in range(n):
+                blk = perm[j]
+                r0 = blk * bsize
+                for t in range(min(bsize, N - r0)):
+                    cache[c, r0 + t] = fresh[r0 + t]
+                stamp[c, blk] = ver + 1
+        accept[c] = acc
+        n_used[c] = rows
+        mean_out[c] = mean
+        se_out[c] = se
+        _unshuffle(perm, swaps, n)                     # perm is arange(K) again
+    return accept
+
+
 # ------------------------------------------------------------------------------------------------
 # dense triplet MRF (mrf.py): exact Gibbs by pair-table lookup and approximate Gibbs (paper §5)
 
@@ -352,6 +481,16 @@ def seqtest_logistic(Xs, th_new, th_old, mu0, m, tcrit2, seed, accept, n_used, m
 def _mrf_term(delta, pj, pk, x, i, q):
     """Term q of variable i's log-odds in state x (D,): delta[i, q, 2 x[pj] + x[pk]]."""
     return delta[i, q, 2 * x[pj[i, q]] + x[pk[i, q]]]
+
+
+@njit(**_JIT_DOT)
+def _mrf_term_sum(delta, pj, pk, x, i, q0, q1):
+    """Σ_{q0 <= q < q1} delta[i, q, 2 x[pj[i, q]] + x[pk[i, q]]], float64, summed in any order
+    (reassociation: several accumulators instead of one chain of dependent additions)."""
+    s = 0.0
+    for q in range(q0, q1):
+        s += delta[i, q, 2 * x[pj[i, q]] + x[pk[i, q]]]
+    return s
 
 
 @njit(**_JIT)
@@ -379,10 +518,7 @@ def mrf_sweep_lookup(delta, pj, pk, X, LU):
     for i in range(D):
         for b in range(B):
             x = X[b]
-            L = 0.0
-            for q in range(N):
-                L += _mrf_term(delta, pj, pk, x, i, q)
-            x[i] = LU[b, i] < L
+            x[i] = LU[b, i] < _mrf_term_sum(delta, pj, pk, x, i, 0, N)
 
 
 @njit(**_JIT)
@@ -425,4 +561,58 @@ def mrf_sweep_approx(delta, pj, pk, Q, h, X, mu0, m, tcrit2, seed, n_out, p_out,
                 k += 1
             x[i] = acc
             n_out[b, i] = n
+            _unshuffle(perm, swaps, n)
+
+
+@njit(**_JIT)
+def mrf_sweep_approx_blocks(ds, pjs, pks, bsize, Q, h, X, mu0, mb, tcrit2, seed, n_out, p_out,
+                            perm, swaps):
+    """Approximate Gibbs sweep over *blocks* of pair terms (issue 16), in place: as
+    :func:`mrf_sweep_approx`, but variable i's N terms are stored in a once-shuffled order
+    (ds (D, N, 4) float64, pjs, pks (D, N) int32: ``delta``, ``pj``, ``pk`` with each row
+    permuted) and cut into K = ceil(N / bsize) blocks of bsize consecutive terms (= perm.size).
+    The test's population is the K block values (K / N) Σ_block terms (mean = the mean of the N
+    terms exactly), minibatches of mb blocks without replacement, the t test over block values
+    with the finite-population correction for K; at n = K the exact decision Σ terms / N > mu0.
+    A block is an in-order sum (no random access, one random number per block).  tcrit2
+    (ceil(K/mb),); n_out (B, D) int64 receives the terms read; other arguments as
+    :func:`mrf_sweep_approx` (the test of (b, i) reads the block order :func:`minibatch_orders`
+    gives index b * D + i for K)."""
+    B, D = X.shape
+    N = ds.shape[1]
+    K = perm.size
+    scale = K / N
+    lv = np.empty(mb, np.float64)
+    track = p_out.shape[0] > 0
+    for i in range(D):
+        for b in range(B):
+            x = X[b]
+            if track:
+                p_out[b, i] = _mrf_quadratic(Q, h, x, i)
+            state = _chain_state(seed, b * D + i)
+            total = 0.0
+            m2 = 0.0
+            raw = 0.0
+            n = 0
+            rows = 0
+            k = 0
+            while True:
+                bb = min(mb, K - n)
+                state = _shuffle_next(state, perm, swaps, n, n + bb)
+                for j in range(bb):
+                    q0 = perm[n + j] * bsize
+                    q1 = min(q0 + bsize, N)
+                    s = _mrf_term_sum(ds, pjs, pks, x, i, q0, q1)
+                    raw += s
+                    rows += q1 - q0
+                    lv[j] = scale * s
+                n, total, m2, mean, done, acc, se = _look(lv, bb, n, total, m2, mu0[b, i], K,
+                                                          tcrit2[k])
+                if done:
+                    if n == K:                         # the exact decision on the raw sum
+                        acc = raw / N > mu0[b, i]
+                    break
+                k += 1
+            x[i] = acc
+            n_out[b, i] = rows
             _unshuffle(perm, swaps, n)

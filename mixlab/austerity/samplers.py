@@ -22,14 +22,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from .kernels import seqtest_logistic
+from .kernels import padded_rows, seqtest_logistic, seqtest_logistic_blocks
 from .logistic import LogisticPosterior
 from .seqtest import UniformOrder, tcrit2_table
 
-__all__ = ["SGLD", "TESTS", "CompiledSequentialTest", "RandomWalkMH", "mh_decide",
-           "sgld_log_q_ratio"]
+__all__ = ["BLOCK_DEFAULT", "SGLD", "TESTS", "CompiledSequentialTest", "RandomWalkMH",
+           "block_rows", "mh_decide", "sgld_log_q_ratio"]
 
 TESTS = ("auto", "exact", "sequential")
+BLOCK_DEFAULT = 16     # rows per block of the sequential test (1: the per-point test)
 
 
 def _resolve_test(test: str, eps: float) -> str:
@@ -50,29 +51,74 @@ def _init_theta(init, chains: int, d: int) -> np.ndarray:
 
 
 class CompiledSequentialTest:
-    """The sequential MH test for C logistic-regression chains, one compiled call per step
-    (:func:`mixlab.austerity.kernels.seqtest_logistic`, the rule of :mod:`.seqtest`)."""
+    """The sequential MH test for C logistic-regression chains, one compiled call per step (the
+    rule of :mod:`.seqtest`).
 
-    def __init__(self, post: LogisticPosterior, eps: float, m: int):
-        self.post, self.m = post, int(m)
-        self.tcrit2 = tcrit2_table(post.N, self.m, float(eps))
-        self.perm = np.arange(post.N, dtype=np.int64)
-        self.swaps = np.empty(post.N, np.int64)
+    block = 1: the paper's population, the N points, read in minibatches of m points in a random
+    order (:func:`mixlab.austerity.kernels.seqtest_logistic`).  block = b > 1 (issue 16): the
+    rows are shuffled once (a fixed permutation, :func:`block_rows`) and cut into K = ceil(N/b)
+    blocks of b consecutive rows; the test's population is the K block values (K/N) Σ_block l_i
+    (mean = the mean of the l_i exactly), read in minibatches of ceil(m/b) blocks, with the
+    per-point values at the current state cached across steps
+    (:func:`mixlab.austerity.kernels.seqtest_logistic_blocks`).  A block is one contiguous
+    product and one random number, so a point costs about what it costs in the exact pass."""
+
+    def __init__(self, post: LogisticPosterior, eps: float, m: int, block: int = 1):
+        if int(block) < 1:
+            raise ValueError(f"block must be >= 1, got {block}")
+        self.post, self.m, self.block = post, int(m), int(block)
+        N = post.N
+        if self.block == 1:
+            self.K, self.mb = N, self.m
+        else:
+            self.K, self.mb = -(-N // self.block), -(-self.m // self.block)
+            self.Xb = padded_rows(post.Xk[block_rows(N)])
+            self.fresh = np.empty(N, np.float32)
+            self._cache_for(0)
+        self.tcrit2 = tcrit2_table(self.K, self.mb, float(eps))
+        self.perm = np.arange(self.K, dtype=np.int64)
+        self.swaps = np.empty(self.K, np.int64)
         zero = np.zeros((1, post.d))                   # load/compile the kernel now, untimed
         self(zero, zero, np.zeros(1), 0)
 
+    def _cache_for(self, C: int) -> None:
+        """(Re)allocate the per-chain cache of log σ(x_i·θ) for C chains, empty."""
+        N, W = self.Xb.shape
+        self.cache = np.zeros((C, N), np.float32)
+        self.stamp = np.full((C, self.K), -1, np.int64)
+        self.version = np.zeros(C, np.int64)
+        self.cache_theta = np.full((C, W), np.nan, np.float32)
+
     def __call__(self, theta: np.ndarray, prop: np.ndarray, mu0: np.ndarray, seed: int):
-        """theta, prop (C, d); mu0 (C,); seed (uint64) -> accept (C,) bool, n_used (C,) int64,
-        mean (C,) and standard error (C,) of the l_i at the decision."""
+        """theta, prop (C, d); mu0 (C,); seed (uint64) -> accept (C,) bool, n_used (C,) int64
+        (points read), mean (C,) and standard error (C,) of the test's values at the decision
+        (per-point values for block = 1, block values otherwise)."""
         C = theta.shape[0]
         accept = np.zeros(C, bool)
         n_used = np.zeros(C, np.int64)
         mean, se = np.zeros(C), np.zeros(C)
         post = self.post
-        seqtest_logistic(post.Xk, post.theta_padded(prop), post.theta_padded(theta),
-                         np.asarray(mu0, np.float64), self.m, self.tcrit2, np.uint64(seed),
-                         accept, n_used, mean, se, self.perm, self.swaps)
+        mu0 = np.asarray(mu0, np.float64)
+        if self.block == 1:
+            seqtest_logistic(post.Xk, post.theta_padded(prop), post.theta_padded(theta), mu0,
+                             self.m, self.tcrit2, np.uint64(seed), accept, n_used, mean, se,
+                             self.perm, self.swaps)
+        else:
+            if self.cache.shape[0] != C:
+                self._cache_for(C)
+            seqtest_logistic_blocks(self.Xb, self.block, post.theta_padded(prop),
+                                    post.theta_padded(theta), mu0, self.mb, self.tcrit2,
+                                    np.uint64(seed), accept, n_used, mean, se, self.perm,
+                                    self.swaps, self.cache, self.stamp, self.version,
+                                    self.cache_theta, self.fresh)
         return accept, n_used, mean, se
+
+
+def block_rows(N: int) -> np.ndarray:
+    """The fixed permutation (N,) of the rows that the block test cuts into blocks: shuffled
+    once, with a seed depending on N only, so every run (and every resume) sees the same
+    blocks."""
+    return np.random.default_rng([0x5EED_B10C, N]).permutation(N)
 
 
 def mh_decide(post: LogisticPosterior, theta: np.ndarray, prop: np.ndarray, extra: np.ndarray,
@@ -124,16 +170,18 @@ class RandomWalkMH:
     the sequential test; m : its minibatch size (paper 500); test : "auto" (exact iff eps == 0),
     "exact" or "sequential" (eps = 0 then reads all data through the sequential code path);
     track_errors : compute the 'wrong decision' flag (a full pass per step); init : (d,) or
-    (C, d) initial θ (default zeros)."""
+    (C, d) initial θ (default zeros); block : rows per block of the sequential test's population
+    (1: the paper's per-point test; see :class:`CompiledSequentialTest`)."""
 
     def __init__(self, post: LogisticPosterior, chains: int, sigma: float = 0.01, eps: float = 0.0,
-                 m: int = 500, test: str = "auto", track_errors: bool = False, init=None):
+                 m: int = 500, test: str = "auto", track_errors: bool = False, init=None,
+                 block: int = BLOCK_DEFAULT):
         self.post, self.chains = post, int(chains)
         self.sigma, self.eps, self.m = float(sigma), float(eps), int(m)
         self.test = _resolve_test(test, self.eps)
         self.track_errors = bool(track_errors)
         self.theta0 = _init_theta(init, self.chains, post.d)
-        self.seqtest = (CompiledSequentialTest(post, self.eps, self.m)
+        self.seqtest = (CompiledSequentialTest(post, self.eps, self.m, block)
                         if self.test == "sequential" else None)
 
     def init(self, rng: np.random.Generator) -> dict:
@@ -181,11 +229,11 @@ class SGLD:
     correction : "none" (plain SGLD, every proposal kept), "exact" (full-data MH test) or
     "sequential" (the approximate test with tolerance eps, minibatches of m); the MH ratio uses
     q(·|·, X_n) with the same minibatch both ways (paper §6.2), so every minibatch's kernel is
-    reversible.  Other arguments as :class:`RandomWalkMH`."""
+    reversible.  Other arguments (block) as :class:`RandomWalkMH`."""
 
     def __init__(self, post: LogisticPosterior, chains: int, step_size: float, batch: int = 500,
                  correction: str = "none", eps: float = 0.0, m: int = 500,
-                 track_errors: bool = False, init=None):
+                 track_errors: bool = False, init=None, block: int = BLOCK_DEFAULT):
         if correction not in ("none", "exact", "sequential"):
             raise ValueError(f"correction must be none, exact or sequential, got {correction!r}")
         if correction != "sequential" and eps != 0:
@@ -197,7 +245,7 @@ class SGLD:
         self.correction, self.eps, self.m = correction, float(eps), int(m)
         self.track_errors = bool(track_errors) and correction != "none"
         self.theta0 = _init_theta(init, self.chains, post.d)
-        self.seqtest = (CompiledSequentialTest(post, self.eps, self.m)
+        self.seqtest = (CompiledSequentialTest(post, self.eps, self.m, block)
                         if correction == "sequential" else None)
 
     def init(self, rng: np.random.Generator) -> dict:
