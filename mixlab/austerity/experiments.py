@@ -35,7 +35,7 @@ from ..schema import Param
 from .blas import one_blas_thread
 from .hmc import HMC
 from .logistic import LogisticPosterior, add_bias, map_estimate, neg_hessian
-from .samplers import SGLD, RandomWalkMH
+from .samplers import BLOCK_DEFAULT, SGLD, RandomWalkMH
 
 # ----------------------------------------------------------------------------------------------
 # spec pieces
@@ -420,6 +420,9 @@ SCHEMA_DECISIONS = {
     "model": MODEL,
     "sigma": Param(0.01, float, lo=0, lo_open=True, help="random-walk proposal std"),
     "m": Param(500, int, lo=2, help="minibatch size of the sequential test"),
+    "test_block": Param(BLOCK_DEFAULT, int, lo=1,
+                        help="rows per block of the sequential test's population (1: the paper's "
+                             "per-point test; issue 16)"),
     "eps": Param([0.0, 0.01, 0.02, 0.05, 0.1, 0.15, 0.2], list, item=float, lo=0, hi=0.5,
                  min_len=1, help="tolerances"),
     "chains": Param(4, int, lo=1),
@@ -441,7 +444,8 @@ def run_decisions(ctx) -> None:
     for eps in p["eps"]:
         lab = f"eps={eps:g}"
         init = _init_theta(p["init"], post, ctx.rng("init", lab), p["chains"], lap)
-        kw = {"sigma": p["sigma"], "eps": eps, "m": p["m"], "track_errors": True}
+        kw = {"sigma": p["sigma"], "eps": eps, "m": p["m"], "track_errors": True,
+              "block": p["test_block"]}
         if p["burn_in"]:
             r0 = ctx.stream(f"burnin/{lab}", RandomWalkMH(post, p["chains"], init=init, **kw),
                             draws=p["burn_in"], record=False, rng=ctx.rng("burnin", lab))
@@ -491,6 +495,9 @@ SCHEMA_RISK = {
     "hmc": HMC_KEYS,
     "sigma": Param(0.01, float, lo=0, lo_open=True, help="random-walk proposal std"),
     "m": Param(500, int, lo=2, help="minibatch size of the sequential test"),
+    "test_block": Param(BLOCK_DEFAULT, int, lo=1,
+                        help="rows per block of the sequential test's population (1: the paper's "
+                             "per-point test; issue 16)"),
     "eps": Param([0.0, 0.01, 0.05, 0.1, 0.2], list, item=float, lo=0, hi=0.5, min_len=1),
     "chains": Param(8, int, lo=1, help="independent chains (risk = MSE over them)"),
     "seconds": Param(20.0, float, lo=0, lo_open=True, help="sampling wall time per eps"),
@@ -513,7 +520,8 @@ def run_risk(ctx) -> None:
     for eps in p["eps"]:
         lab = f"eps={eps:g}"
         init = _init_theta(p["init"], post, ctx.rng("init"), p["chains"], lap)
-        s = RandomWalkMH(post, p["chains"], sigma=p["sigma"], eps=eps, m=p["m"], init=init)
+        s = RandomWalkMH(post, p["chains"], sigma=p["sigma"], eps=eps, m=p["m"], init=init,
+                         block=p["test_block"])
         ev = PredictiveRisk(lab, Xtb, truth["pred"], p["chains"])
         r = ctx.stream(lab, s, seconds=p["seconds"], evaluators=[ev], record=False,
                        rng=ctx.rng("sample", lab), block=p["block"])
@@ -581,7 +589,7 @@ def run_marginals(ctx) -> None:
         lab = f"eps={eps:g}"
         init = _init_theta(p["init"], post, ctx.rng("init"), p["chains"], lap)
         s = WithMarginal(RandomWalkMH(post, p["chains"], sigma=p["sigma"], eps=eps, m=p["m"],
-                                      init=init), p["dims"])
+                                      init=init, block=p["test_block"]), p["dims"])
         r = ctx.stream(lab, s, seconds=budget, record=("marginal",), rng=ctx.rng("sample", lab),
                        block=p["block"])
         ctx.store.set_result(f"{lab}/samples", r.draws)
@@ -643,6 +651,9 @@ SCHEMA_SGLD = {
     "step_size": Param(5e-4, float, lo=0, lo_open=True, help="SGLD step α"),
     "batch": Param(500, int, lo=1, help="SGLD gradient minibatch"),
     "m": Param(500, int, lo=2, help="minibatch size of the sequential test"),
+    "test_block": Param(BLOCK_DEFAULT, int, lo=1,
+                        help="rows per block of the sequential test's population (1: the paper's "
+                             "per-point test; issue 16)"),
     "eps": Param([0.01, 0.05, 0.1], list, item=float, lo=0, hi=0.5,
                  help="tolerances of the corrected samplers"),
     "include_sgld": Param(True, bool, help="run uncorrected SGLD"),
@@ -674,7 +685,8 @@ def run_sgld(ctx) -> None:
         raise SpecError("nothing to run: enable include_sgld / include_mh or give eps", "eps")
     for lab, kw in runs:
         init = _init_theta(p["init"], post, ctx.rng("init"), p["chains"], lap)
-        s = SGLD(post, p["chains"], p["step_size"], batch=p["batch"], m=p["m"], init=init, **kw)
+        s = SGLD(post, p["chains"], p["step_size"], batch=p["batch"], m=p["m"], init=init,
+                 block=p["test_block"], **kw)
         ev = VarianceL1(lab, truth["var"], p["chains"])
         r = ctx.stream(lab, s, seconds=p["seconds"], evaluators=[ev], record=False,
                        rng=ctx.rng("sample", lab), block=p["block"])

@@ -35,7 +35,15 @@ from ..generic import log_spaced
 from ..registry import experiment, figure
 from ..schema import MapOf, Param
 from .blas import one_blas_thread
-from .mrf import ApproxGibbs, DenseMRF, ExactGibbs, make_mrf, random_subsets, sweep_exact
+from .mrf import (
+    BLOCK_DEFAULT,
+    ApproxGibbs,
+    DenseMRF,
+    ExactGibbs,
+    make_mrf,
+    random_subsets,
+    sweep_exact,
+)
 
 PAPER_T = {"exact": 2897, 0.01: 3429, 0.05: 3979, 0.1: 4494, 0.15: 4889, 0.2: 5507, 0.25: 5959}
 PAPER_EPS = (0.01, 0.05, 0.1, 0.15, 0.2, 0.25)
@@ -132,6 +140,9 @@ class Calibration(AttributeState):
 CAL_SCHEMA = {
     "model": MODEL_SCHEMA,
     "minibatch": Param(500, int, lo=1, help="pairs of potentials per minibatch (paper: 500)"),
+    "test_block": Param(BLOCK_DEFAULT, int, lo=1,
+                        help="pair terms per block of the test's population (1: the paper's "
+                             "per-term test; issue 16)"),
     "eps": Param(list(PAPER_EPS), list, item=float, lo=0, hi=1, hi_open=True, min_len=1,
                  help="tolerances of the approximate sampler"),
     "include_exact": Param(True, bool, help="also run exact Gibbs (the dotted line)"),
@@ -175,7 +186,8 @@ def run_calibration(ctx) -> None:
         if eps is None:
             sampler = ExactGibbs(model, p["chains"], track=True)
         else:
-            sampler = ApproxGibbs(model, p["chains"], eps=eps, m=p["minibatch"], track=True)
+            sampler = ApproxGibbs(model, p["chains"], eps=eps, m=p["minibatch"], track=True,
+                                  block=p["test_block"])
         ev = Calibration(label, p["bins"], p["burn_in"], paired=eps is not None)
         res = ctx.stream(label, sampler, draws=sweeps, seconds=seconds, evaluators=[ev],
                          record=False, block=p["block"], rng=ctx.rng("sample", label))
@@ -435,6 +447,9 @@ DEFAULT_SAMPLERS.update({_eps_label(e): {"method": "approx", "eps": e} for e in 
 JOINT_SCHEMA = {
     "model": MODEL_SCHEMA,
     "minibatch": Param(500, int, lo=1, help="pairs of potentials per minibatch (paper: 500)"),
+    "test_block": Param(BLOCK_DEFAULT, int, lo=1,
+                        help="pair terms per block of the test's population (1: the paper's "
+                             "per-term test; issue 16)"),
     "chains": Param(4, int, lo=1, help="chains per sampler; the error is per chain, averaged"),
     "subsets": {"M": Param(1600, int, lo=1, help="random subsets (paper: 1600)"),
                 "size": Param(5, int, lo=1, hi=10, help="variables per subset (paper: 5)")},
@@ -480,7 +495,8 @@ def run_joint_error(ctx) -> None:
     per_sweep = model.D * model.N
     for label, sp in p["samplers"].items():
         if sp["method"] == "approx":
-            base = ApproxGibbs(model, p["chains"], eps=sp["eps"], m=p["minibatch"])
+            base = ApproxGibbs(model, p["chains"], eps=sp["eps"], m=p["minibatch"],
+                               block=p["test_block"])
         else:
             base = ExactGibbs(model, p["chains"],
                               impl="quadratic" if sp["method"] == "exact" else "lookup")

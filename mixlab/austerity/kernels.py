@@ -32,6 +32,7 @@ __all__ = [
     "log_sigmoid", "loglik_gather", "loglik_sums", "minibatch_orders", "mrf_sweep_approx",
     "mrf_sweep_approx_blocks",
     "mrf_sweep_lookup", "padded_rows", "seqtest_logistic", "seqtest_logistic_blocks",
+    "seqtest_logistic_blocks_shared",
 ]
 
 # error_model="numpy": float division without a Python zero check (which blocks vectorisation)
@@ -363,7 +364,8 @@ def seqtest_logistic_blocks(Xb, bsize, th_new, th_old, mu0, mb, tcrit2, seed, ac
                            fresh):
     """The sequential MH test over *blocks* of rows (issue 16) for C logistic-regression chains.
 
-    Xb (N, W) float32 signed rows in a once-shuffled order; block k is rows
+    Xb (N, W) float32 signed rows in a once-shuffled order (:func:`padded_rows`); th_new, th_old
+    (C, W) float32 proposal and current state, zero-padded alike; block k is rows
     [k bsize, min((k+1) bsize, N)), K = ceil(N / bsize) blocks (= perm.size).  The test's
     population is the K block values v_k = (K / N) Σ_{i in block k} l_i, whose mean is exactly
     the mean of the N values l_i = log σ(x_i·θ') - log σ(x_i·θ); it reads minibatches of ``mb``
@@ -474,6 +476,128 @@ def seqtest_logistic_blocks(Xb, bsize, th_new, th_old, mu0, mb, tcrit2, seed, ac
     return accept
 
 
+@njit(**_JIT)
+def seqtest_logistic_blocks_shared(Xb, bsize, th_new, th_old, mu0, mb, tcrit2, seed, accept,
+                                  n_used, mean_out, se_out, perm, swaps, cache, stamp, version,
+                                  cache_theta, fresh):
+    """:func:`seqtest_logistic_blocks` with ONE random block order for all C chains of a call
+    (the order :func:`minibatch_orders` gives index 0): each block read feeds the products of
+    every chain still undecided while it is in cache, so the data is read once per call, not
+    once per chain.  Each chain's test is the same test as with its own order (a uniformly random
+    order of the blocks), but the chains' decisions within a step are no longer independent:
+    they read the same blocks.  Arguments as :func:`seqtest_logistic_blocks`, except fresh
+    (C, N) float32."""
+    N = Xb.shape[0]
+    W = Xb.shape[1]
+    K = perm.size
+    C = th_new.shape[0]
+    scale = K / N
+    R = mb * bsize
+    zn = np.empty((C, R), np.float32)
+    zo = np.empty((C, R), np.float32)
+    ln = np.empty((C, R), np.float32)
+    lo = np.empty((C, R), np.float32)
+    eb = np.empty(R, np.int32)
+    pb = np.empty(R, np.float32)
+    lv = np.empty(mb, np.float64)
+    total = np.zeros(C)
+    m2 = np.zeros(C)
+    raw = np.zeros(C)
+    rows = np.zeros(C, np.int64)
+    nblk = np.zeros(C, np.int64)
+    qo = np.zeros(C, np.int64)
+    act = np.arange(C)
+    for c in range(C):
+        same = True
+        for k in range(W):
+            if cache_theta[c, k] != th_old[c, k]:
+                same = False
+                break
+        if not same:
+            version[c] += 1
+            cache_theta[c, :] = th_old[c]
+    state = _chain_state(seed, 0)
+    na = C
+    n = 0
+    k = 0
+    while na > 0:
+        bb = min(mb, K - n)
+        state = _shuffle_next(state, perm, swaps, n, n + bb)
+        for a in range(na):
+            qo[act[a]] = 0
+        p = 0
+        for j in range(bb):                            # one block, every undecided chain
+            blk = perm[n + j]
+            r0 = blk * bsize
+            nb = min(bsize, N - r0)
+            for a in range(na):
+                c = act[a]
+                _dots_at(Xb, r0, nb, th_new[c], zn[c], p)
+                if stamp[c, blk] != version[c]:
+                    _dots_at(Xb, r0, nb, th_old[c], zo[c], qo[c])
+                    qo[c] += nb
+            p += nb
+        keep = 0
+        for a in range(na):
+            c = act[a]
+            _log_sigmoid_block(zn[c], ln[c], eb, pb, p)
+            _log_sigmoid_block(zo[c], lo[c], eb, pb, qo[c])
+            ver = version[c]
+            pp = 0
+            q = 0
+            for j in range(bb):
+                blk = perm[n + j]
+                r0 = blk * bsize
+                nb = min(bsize, N - r0)
+                sm = 0.0
+                for t in range(nb):
+                    fresh[c, r0 + t] = ln[c, pp + t]
+                if stamp[c, blk] == ver:
+                    for t in range(nb):
+                        sm += np.float64(ln[c, pp + t]) - np.float64(cache[c, r0 + t])
+                else:
+                    for t in range(nb):
+                        sm += np.float64(ln[c, pp + t]) - np.float64(lo[c, q + t])
+                        cache[c, r0 + t] = lo[c, q + t]
+                    stamp[c, blk] = ver
+                    q += nb
+                pp += nb
+                raw[c] += sm
+                lv[j] = scale * sm
+            rows[c] += p
+            n1, tot, mm, mean, done, acc, se = _look(lv, bb, n, total[c], m2[c], mu0[c], K,
+                                                     tcrit2[k])
+            total[c] = tot
+            m2[c] = mm
+            if done:
+                if n1 == K:
+                    acc = raw[c] / N > mu0[c]
+                accept[c] = acc
+                n_used[c] = rows[c]
+                mean_out[c] = mean
+                se_out[c] = se
+                nblk[c] = n1
+            else:
+                act[keep] = c
+                keep += 1
+        na = keep
+        n += bb
+        k += 1
+    for c in range(C):                                 # accepted chains: the cache moves to θ'
+        if accept[c]:
+            ver = version[c] + 1
+            version[c] = ver
+            cache_theta[c, :] = th_new[c]
+            for j in range(nblk[c]):
+                blk = perm[j]
+                r0 = blk * bsize
+                for t in range(min(bsize, N - r0)):
+                    cache[c, r0 + t] = fresh[c, r0 + t]
+                stamp[c, blk] = ver
+    _unshuffle(perm, swaps, n)
+    return accept
+
+
 # ------------------------------------------------------------------------------------------------
 # dense triplet MRF (mrf.py): exact Gibbs by pair-table lookup and approximate Gibbs (paper §5)
 
@@ -565,6 +689,41 @@ def mrf_sweep_approx(delta, pj, pk, Q, h, X, mu0, m, tcrit2, seed, n_out, p_out,
 
 
 @njit(**_JIT)
+def _mrf_block_sums(ds, pjs, pks, x, i, perm, n, bb, bsize, out):
+    """out[j] = Σ of the terms of block perm[n + j] of variable i (terms [q0, q0 + bsize) of the
+    shuffled tables, the last block shorter), j < bb.  Four full blocks are summed in one loop
+    (four independent additions per term instead of one dependent chain)."""
+    N = ds.shape[1]
+    j = 0
+    while j + 4 <= bb:
+        q0 = perm[n + j] * bsize
+        q1 = perm[n + j + 1] * bsize
+        q2 = perm[n + j + 2] * bsize
+        q3 = perm[n + j + 3] * bsize
+        if max(max(q0, q1), max(q2, q3)) + bsize <= N:
+            s0 = 0.0
+            s1 = 0.0
+            s2 = 0.0
+            s3 = 0.0
+            for t in range(bsize):
+                s0 += ds[i, q0 + t, 2 * x[pjs[i, q0 + t]] + x[pks[i, q0 + t]]]
+                s1 += ds[i, q1 + t, 2 * x[pjs[i, q1 + t]] + x[pks[i, q1 + t]]]
+                s2 += ds[i, q2 + t, 2 * x[pjs[i, q2 + t]] + x[pks[i, q2 + t]]]
+                s3 += ds[i, q3 + t, 2 * x[pjs[i, q3 + t]] + x[pks[i, q3 + t]]]
+            out[j] = s0
+            out[j + 1] = s1
+            out[j + 2] = s2
+            out[j + 3] = s3
+            j += 4
+        else:
+            break
+    while j < bb:
+        q0 = perm[n + j] * bsize
+        out[j] = _mrf_term_sum(ds, pjs, pks, x, i, q0, min(q0 + bsize, N))
+        j += 1
+
+
+@njit(**_JIT)
 def mrf_sweep_approx_blocks(ds, pjs, pks, bsize, Q, h, X, mu0, mb, tcrit2, seed, n_out, p_out,
                             perm, swaps):
     """Approximate Gibbs sweep over *blocks* of pair terms (issue 16), in place: as
@@ -599,13 +758,11 @@ def mrf_sweep_approx_blocks(ds, pjs, pks, bsize, Q, h, X, mu0, mb, tcrit2, seed,
             while True:
                 bb = min(mb, K - n)
                 state = _shuffle_next(state, perm, swaps, n, n + bb)
+                _mrf_block_sums(ds, pjs, pks, x, i, perm, n, bb, bsize, lv)
                 for j in range(bb):
-                    q0 = perm[n + j] * bsize
-                    q1 = min(q0 + bsize, N)
-                    s = _mrf_term_sum(ds, pjs, pks, x, i, q0, q1)
-                    raw += s
-                    rows += q1 - q0
-                    lv[j] = scale * s
+                    raw += lv[j]
+                    rows += min(bsize, N - perm[n + j] * bsize)
+                    lv[j] *= scale
                 n, total, m2, mean, done, acc, se = _look(lv, bb, n, total, m2, mu0[b, i], K,
                                                           tcrit2[k])
                 if done:

@@ -267,7 +267,7 @@ def sweep_exact(model: DenseMRF, X: np.ndarray, U: np.ndarray, impl: str = "quad
     return X
 
 
-BLOCK_DEFAULT = 32     # pair terms per block of the approximate Gibbs test (1: per term)
+BLOCK_DEFAULT = 64     # pair terms per block of the approximate Gibbs test (1: per term)
 
 
 class BlockTables(NamedTuple):

@@ -22,7 +22,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .kernels import padded_rows, seqtest_logistic, seqtest_logistic_blocks
+from .kernels import (
+    padded_rows,
+    seqtest_logistic,
+    seqtest_logistic_blocks,
+    seqtest_logistic_blocks_shared,
+)
 from .logistic import LogisticPosterior
 from .seqtest import UniformOrder, tcrit2_table
 
@@ -30,7 +35,7 @@ __all__ = ["BLOCK_DEFAULT", "SGLD", "TESTS", "CompiledSequentialTest", "RandomWa
            "block_rows", "mh_decide", "sgld_log_q_ratio"]
 
 TESTS = ("auto", "exact", "sequential")
-BLOCK_DEFAULT = 16     # rows per block of the sequential test (1: the per-point test)
+BLOCK_DEFAULT = 32     # rows per block of the sequential test (1: the per-point test)
 
 
 def _resolve_test(test: str, eps: float) -> str:
@@ -61,12 +66,20 @@ class CompiledSequentialTest:
     (mean = the mean of the l_i exactly), read in minibatches of ceil(m/b) blocks, with the
     per-point values at the current state cached across steps
     (:func:`mixlab.austerity.kernels.seqtest_logistic_blocks`).  A block is one contiguous
-    product and one random number, so a point costs about what it costs in the exact pass."""
+    product and one random number, so a point costs about what it costs in the exact pass.
 
-    def __init__(self, post: LogisticPosterior, eps: float, m: int, block: int = 1):
+    shared_order (block > 1 only): one random block order per call for all chains, so a block is
+    read once for every undecided chain (:func:`.kernels.seqtest_logistic_blocks_shared`); each chain's test is unchanged, but the chains' decisions
+    in a step read the same blocks (they are no longer independent given the states)."""
+
+    def __init__(self, post: LogisticPosterior, eps: float, m: int, block: int = 1,
+                 shared_order: bool = False):
         if int(block) < 1:
             raise ValueError(f"block must be >= 1, got {block}")
+        if shared_order and int(block) == 1:
+            raise ValueError("shared_order needs block > 1")
         self.post, self.m, self.block = post, int(m), int(block)
+        self.shared_order = bool(shared_order)
         N = post.N
         if self.block == 1:
             self.K, self.mb = N, self.m
@@ -86,6 +99,8 @@ class CompiledSequentialTest:
         N, W = self.Xb.shape
         self.cache = np.zeros((C, N), np.float32)
         self.stamp = np.full((C, self.K), -1, np.int64)
+        if self.shared_order:
+            self.fresh = np.empty((C, N), np.float32)
         self.version = np.zeros(C, np.int64)
         self.cache_theta = np.full((C, W), np.nan, np.float32)
 
@@ -106,11 +121,12 @@ class CompiledSequentialTest:
         else:
             if self.cache.shape[0] != C:
                 self._cache_for(C)
-            seqtest_logistic_blocks(self.Xb, self.block, post.theta_padded(prop),
-                                    post.theta_padded(theta), mu0, self.mb, self.tcrit2,
-                                    np.uint64(seed), accept, n_used, mean, se, self.perm,
-                                    self.swaps, self.cache, self.stamp, self.version,
-                                    self.cache_theta, self.fresh)
+            kernel = (seqtest_logistic_blocks_shared if self.shared_order
+                      else seqtest_logistic_blocks)
+            kernel(self.Xb, self.block, post.theta_padded(prop), post.theta_padded(theta), mu0,
+                   self.mb, self.tcrit2, np.uint64(seed), accept, n_used, mean, se, self.perm,
+                   self.swaps, self.cache, self.stamp, self.version, self.cache_theta,
+                   self.fresh)
         return accept, n_used, mean, se
 
 
@@ -171,17 +187,18 @@ class RandomWalkMH:
     "exact" or "sequential" (eps = 0 then reads all data through the sequential code path);
     track_errors : compute the 'wrong decision' flag (a full pass per step); init : (d,) or
     (C, d) initial θ (default zeros); block : rows per block of the sequential test's population
-    (1: the paper's per-point test; see :class:`CompiledSequentialTest`)."""
+    (1: the paper's per-point test; see :class:`CompiledSequentialTest`); shared_order : one
+    block order per step for all chains (see :class:`CompiledSequentialTest`)."""
 
     def __init__(self, post: LogisticPosterior, chains: int, sigma: float = 0.01, eps: float = 0.0,
                  m: int = 500, test: str = "auto", track_errors: bool = False, init=None,
-                 block: int = BLOCK_DEFAULT):
+                 block: int = BLOCK_DEFAULT, shared_order: bool = False):
         self.post, self.chains = post, int(chains)
         self.sigma, self.eps, self.m = float(sigma), float(eps), int(m)
         self.test = _resolve_test(test, self.eps)
         self.track_errors = bool(track_errors)
         self.theta0 = _init_theta(init, self.chains, post.d)
-        self.seqtest = (CompiledSequentialTest(post, self.eps, self.m, block)
+        self.seqtest = (CompiledSequentialTest(post, self.eps, self.m, block, shared_order)
                         if self.test == "sequential" else None)
 
     def init(self, rng: np.random.Generator) -> dict:

@@ -122,16 +122,18 @@ def block_values(L, order, b):
 
 
 @pytest.mark.parametrize("eps", [0.0, 0.01, 0.1, 0.3])
-@pytest.mark.parametrize("b, m", [(16, 200), (7, 30), (64, 64)])   # N = 3001: a short last block
-def test_compiled_block_test_equals_reference_on_block_values(post, eps, b, m):
+@pytest.mark.parametrize("b, m, shared", [(16, 200, False), (7, 30, False), (64, 64, False),
+                                          (16, 200, True), (7, 30, True)])
+def test_compiled_block_test_equals_reference_on_block_values(post, eps, b, m, shared):
     """The block test is seqtest.py's test on the K block values, given the block orders the
-    kernel drew; at n = K the decision is the exact one.  The cache is exercised: some calls
-    repeat the state (hits), some accept (the cache moves to θ')."""
+    kernel drew (one per chain, or one for all chains with shared_order); at n = K the decision
+    is the exact one.  The cache is exercised: some calls repeat the state (hits), some accept
+    (the cache moves to θ')."""
     from mixlab.austerity.samplers import block_rows
 
     rng = np.random.default_rng(4)
     C = 5
-    test = CompiledSequentialTest(post, eps, m, block=b)
+    test = CompiledSequentialTest(post, eps, m, block=b, shared_order=shared)
     K, mb = test.K, test.mb
     assert K == -(-post.N // b) and mb == -(-m // b)
     order = block_rows(post.N)
@@ -143,12 +145,13 @@ def test_compiled_block_test_equals_reference_on_block_values(post, eps, b, m):
         V = block_values(L, order, b)
         mu0 = L.mean(axis=1) + rng.normal(0, 3, C) * L.std(axis=1) / np.sqrt(post.N)
         acc, n_used, mean, se = test(theta, prop, mu0, seed)
-        ref = sequential_test_batch(V, K, mu0, eps, mb, None,
-                                    order=minibatch_orders(np.uint64(seed), C, K))
+        orders = minibatch_orders(np.uint64(seed), C, K)
+        if shared:
+            orders = np.broadcast_to(orders[0], orders.shape)
+        ref = sequential_test_batch(V, K, mu0, eps, mb, None, order=orders)
         rows_read = ref.n_used * b                       # minus the short last block's gap
         short = post.N % b
         assert short                                     # N = 3001 and these b
-        orders = minibatch_orders(np.uint64(seed), C, K)
         for c in range(C):
             rows_read[c] -= (b - short) * int(np.any(orders[c, :ref.n_used[c]] == K - 1))
         exact = ref.n_used == K
