@@ -25,19 +25,21 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check mixlab tests benchmarks
 
-# Offline-capable data sets (from MIXLAB_DATA_MIRROR, or downloaded from their canonical URLs);
-# the figure targets fetch them once (the stamp), loading never downloads by itself.
+# The data sets the figures use (from MIXLAB_DATA_MIRROR, or downloaded from their canonical
+# URLs): usps and fashion-mnist (rates-FPCD, austerity), mnist-5k (offline MNIST subset), kdd99
+# (austerity). The figure targets fetch them once (the stamp); loading never downloads by itself.
+# `make data-full` adds the full MNIST training set (not in the local mirror: downloaded).
 DATA_STAMP := $(VENV)/.data-stamp
 data: $(STAMP)
 	$(MIXLAB) data fetch usps
 	$(MIXLAB) data fetch mnist-5k
 	$(MIXLAB) data fetch kdd99
+	$(MIXLAB) data fetch fashion-mnist
 	touch $(DATA_STAMP)
 $(DATA_STAMP): $(STAMP)
 	$(MAKE) data
 data-full: data
 	$(MIXLAB) data fetch mnist
-	$(MIXLAB) data fetch fashion-mnist
 
 # $(call figure_rule,TARGET,SPEC): run SPEC at $(SCALE) into runs/$(SCALE)/TARGET (a no-op when
 # that run is complete; resumed when interrupted; an edited spec's old run is moved to

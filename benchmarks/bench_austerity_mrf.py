@@ -20,7 +20,7 @@ import time
 
 import numpy as np
 
-from mixlab.austerity.experiments_mrf import PAPER_T
+from mixlab.austerity.figures import PAPER_T
 from mixlab.austerity.mrf import BLOCK_DEFAULT, block_tables, make_mrf, sweep_approx, sweep_exact
 
 PAPER_RATE = PAPER_T["exact"] / 1000.0          # sweeps per second in the paper

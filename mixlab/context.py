@@ -1,8 +1,9 @@
 """The object an experiment's ``run(ctx)`` receives, and the function that runs a spec.
 
-``execute(spec, run_dir)`` creates (or resumes) the run directory, records provenance, calls the
-experiment kind's ``run(ctx)``, renders its figures and marks the run complete. Interrupting it
-(Ctrl-C, SIGTERM) leaves status ``interrupted``; running it again resumes from the checkpoints.
+``execute(spec, run_dir)`` takes the run's writer lock, creates (or resumes) the run directory,
+records provenance, calls the experiment kind's ``run(ctx)``, renders its figures and marks the run
+complete. Interrupting it (Ctrl-C, SIGTERM, SIGKILL, a full disk) leaves the last checkpoint;
+running it again resumes from there.
 """
 
 from __future__ import annotations
@@ -10,11 +11,13 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import importlib.metadata
+import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import warnings
 from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,11 +25,15 @@ from typing import Any
 
 import numpy as np
 
-from . import __version__, registry
+from . import __version__, plugins, registry
+from .atomic import WriteFailure, atomic_write
+from .contract import checked
 from .errors import MixlabError, RunFileError
+from .runlock import RunLock, live_writer
 from .runner import StreamResult, run_stream
+from .segments import SEGMENT_DIR
 from .spec import dump, spec_hash
-from .store import RunStore
+from .store import RUN_FILE, RunReader, RunStore
 
 PACKAGES = ("numpy", "scipy", "h5py", "matplotlib", "click", "pyyaml", "tqdm", "PyMaxflow")
 
@@ -80,6 +87,7 @@ class Context:
                summarize: Callable | None = None) -> StreamResult:
         """Run a sampler under a budget into ``/streams/<name>`` (resumable); see runner."""
         rng = rng if rng is not None else self.rng("stream", name)
+        sampler = checked(sampler, name)  # the first init/step checked against the contract
         with self.progress(total=draws, desc=desc or name, unit="draw") as bar:
             result = run_stream(self.store, name, sampler, rng, draws=draws, seconds=seconds,
                                 thin=thin, evaluators=evaluators, record=record, block=block,
@@ -89,12 +97,13 @@ class Context:
         return result
 
     # -- output -------------------------------------------------------------------------------------
-    def log(self, msg: str) -> None:
+    def log(self, msg: str, always: bool = False) -> None:
+        """Append ``msg`` to log.txt and print it on stderr (unless quiet and not ``always``)."""
         stamp = _dt.datetime.now().strftime("%H:%M:%S")
         if self._log_file is not None:
             self._log_file.write(f"{stamp} {msg}\n")
             self._log_file.flush()
-        if not self.quiet:
+        if always or not self.quiet:
             print(msg, file=sys.stderr)
 
     def bar(self, total: int | None = None, desc: str = "", unit: str = "it"):
@@ -178,13 +187,19 @@ def _sigterm_as_interrupt():
 
 def run_state(run_dir: Path) -> str | None:
     """Status of an existing run directory, None if there is no run file."""
-    path = run_dir / "run.h5"
+    path = run_dir / RUN_FILE
     if not path.exists():
         return None
-    from .store import RunReader
-
     with RunReader(run_dir) as r:
         return r.status
+
+
+def _discard_run(run_dir: Path) -> None:
+    """Remove a run's data (run file, segments, figures); the caller holds its lock."""
+    for name in (RUN_FILE, "spec.yaml"):
+        (run_dir / name).unlink(missing_ok=True)
+    for name in (SEGMENT_DIR, "figures"):
+        shutil.rmtree(run_dir / name, ignore_errors=True)
 
 
 def execute(spec: dict, run_dir: str | Path, *, force: bool = False, quiet: bool = False,
@@ -192,66 +207,183 @@ def execute(spec: dict, run_dir: str | Path, *, force: bool = False, quiet: bool
     """Run (or resume) a resolved spec in ``run_dir``; returns (run_dir, what happened) where
     what happened is 'complete' (nothing to do), 'resumed' or 'ran'.
 
+    The run's writer lock is taken first: a second writer is refused (mixlab.runlock), and
+    ``force``/``replace`` never touch a run that another process is writing.
     ``replace``: if ``run_dir`` holds a run of a different spec, move it to
     ``<run_dir>.previous`` (replacing an older one there) and start afresh."""
     run_dir = Path(run_dir)
+    plugins.load_spec_plugins(spec.get("plugins"))  # a no-op unless this process did not resolve
     kind = registry.get_experiment(spec["experiment"])
     text = dump(spec)
-    h5 = run_dir / "run.h5"
-    happened = "ran"
-    if h5.exists() and not force:
-        try:
-            status = run_state(run_dir)
-            with RunStore(h5, "r") as s:
-                old_spec = s.f.attrs.get("spec")
-        except RunFileError as exc:
-            raise RunFileError(f"{exc} (run directory {run_dir})") from exc
-        if old_spec != text and replace:
-            previous = run_dir.with_name(run_dir.name + ".previous")
-            if previous.exists():
-                shutil.rmtree(previous)
-            run_dir.rename(previous)
-        elif old_spec != text:
-            raise MixlabError(f"{run_dir} holds a run of a different spec; choose another --out "
-                              f"directory, pass --replace to move it aside, or --force to "
-                              f"overwrite it")
-        elif status == "complete":
-            return run_dir, "complete"
-        else:
-            happened = "resumed"
-    elif h5.exists() and force:
-        h5.unlink()
-    run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "spec.yaml").write_text(text)
-    store = RunStore(h5, "a")
+    lock = RunLock.acquire(run_dir)
     try:
-        if happened == "ran":
-            attrs = provenance()
-            attrs.update(spec=text, seed_entropy=str(spec["seed"]),
-                         seed_key=str(list(spec["seed_key"])), experiment=spec["experiment"])
-            store.set_root_attrs(attrs)
-        store.set_status("running")
-        with open(run_dir / "log.txt", "a") as log, _sigterm_as_interrupt():
-            ctx = Context(spec, run_dir, store, quiet=quiet, log_file=log)
-            ctx.log(f"{'resuming' if happened == 'resumed' else 'starting'} {spec['name']} "
-                    f"({spec['experiment']}, scale {spec['scale']}) in {run_dir}")
-            kind.run(ctx)
-            store.set_status("complete")
-            ctx.log("complete")
-    except KeyboardInterrupt:
-        store.set_status("interrupted")
+        happened = "ran"
+        h5 = run_dir / RUN_FILE
+        if h5.exists() and not force:
+            try:
+                with RunReader(run_dir) as r:
+                    status, old_spec = r.status, r.attrs.get("spec")
+                    old_plugins = r.attrs.get("plugins")
+            except RunFileError as exc:
+                raise RunFileError(f"{exc}. Nobody is writing it: start the run afresh with "
+                                   f"--force (this discards the damaged file), or run into "
+                                   f"another --out directory") from exc
+            if old_spec != text and replace:
+                previous = run_dir.with_name(run_dir.name + ".previous")
+                if live_writer(previous) is not None:
+                    raise MixlabError(f"cannot move {run_dir} aside: {previous} is being "
+                                      f"written by {live_writer(previous)}")
+                if previous.exists():
+                    shutil.rmtree(previous)
+                run_dir.rename(previous)
+                lock.release()
+                lock = RunLock.acquire(run_dir)
+            elif old_spec != text:
+                raise MixlabError(f"{run_dir} holds a run of a different spec; choose another "
+                                  f"--out directory, or pass --replace to move it aside to "
+                                  f"{run_dir.name}.previous")
+            elif status == "complete":
+                return run_dir, "complete"
+            else:
+                happened = "resumed"
+                plugins.check_resume(old_plugins, run_dir)
+        elif force:
+            _discard_run(run_dir)
+        atomic_write(run_dir / "spec.yaml", text.encode())
+        store = RunStore(h5, "a", lock=lock)
+        try:
+            if happened == "ran":
+                attrs = provenance()
+                attrs.update(spec=text, seed_entropy=str(spec["seed"]),
+                             seed_key=str(list(spec["seed_key"])), experiment=spec["experiment"],
+                             plugins=json.dumps(plugins.provenance()))
+                store.set_root_attrs(attrs)
+            store.set_status("running")
+            with _LogFile(run_dir / "log.txt") as log, _sigterm_as_interrupt():
+                ctx = Context(spec, run_dir, store, quiet=quiet, log_file=log)
+                ctx.log(f"{'resuming' if happened == 'resumed' else 'starting'} {spec['name']} "
+                        f"({spec['experiment']}, scale {spec['scale']}) in {run_dir}")
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("default")
+                    kind.run(ctx)
+                _report_warnings(caught, spec, ctx)
+                if spec.get("diagnostics"):
+                    _store_diagnostics(store, run_dir, ctx)
+                store.set_status("complete")
+                ctx.log("complete")
+        except WriteFailure as exc:
+            store.close(publish=False)  # the disk refused: the last snapshot stays as it was
+            raise WriteFailure(f"{exc}. {store.saved_text()}; free space and run the same "
+                               f"command again to resume", exc.path, exc.errno) from None
+        except KeyboardInterrupt:
+            _close_quietly(store, "interrupted")
+            raise
+        except BaseException as exc:
+            _close_quietly(store, "failed", _one_line(exc))
+            raise
         store.close()
-        raise
-    except BaseException:
-        store.set_status("failed")
-        store.close()
-        raise
-    store.close()
+    finally:
+        lock.release()
     if render:
         from .plotting import render_all
 
         render_all(run_dir)
     return run_dir, happened
+
+
+def _store_diagnostics(store: RunStore, run_dir: Path, ctx: Context) -> None:
+    """The spec's ``diagnostics: true``: ESS, R-hat, MCSE and ESS/s of every stream, read back
+    from the published file (its streams are complete), stored as results."""
+    from .diagnostics import diagnose
+    from .diagnostics.mixing import result_items
+
+    store.publish()
+    with RunReader(run_dir) as run:
+        rows = diagnose(run)
+    for k, v in result_items(rows).items():
+        store.set_result(k, v)
+    ctx.log(f"diagnostics of {len(rows)} statistic(s) stored (ess_bulk/, ess_tail/, rhat/, "
+            f"mcse/, ess_per_s/)")
+
+
+def _large_values(spec: dict, prefix: str = "") -> list[str]:
+    """``key=value`` for the spec's real numbers of magnitude 1e6 or more (overflow suspects)."""
+    out = []
+    for k, v in spec.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict):
+            out += _large_values(v, key + ".")
+        elif isinstance(v, float) and abs(v) >= 1e6:
+            out.append(f"{key}={v:g}")
+    return out
+
+
+def _report_warnings(caught: list, spec: dict, ctx: Context) -> None:
+    """One line per distinct warning of the run (never the raw source line), naming the spec's
+    large values when the warning is a numerical overflow."""
+    seen: dict[tuple, int] = {}
+    for w in caught:
+        key = (w.category.__name__, str(w.message).splitlines()[0] if str(w.message) else "")
+        seen[key] = seen.get(key, 0) + 1
+    for (category, message), n in seen.items():
+        hint = ""
+        if "overflow" in message:
+            large = _large_values(spec)
+            hint = (f"; values this large in the spec may cause it: {', '.join(large[:5])}"
+                    if large else "")
+        ctx.log(f"warning ({category}): {message}"
+                f"{f' (at {n} places)' if n > 1 else ''}{hint}", always=True)
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {text}"[:500]
+
+
+def _close_quietly(store: RunStore, status: str, error: str | None = None) -> None:
+    """Record the final status if the disk lets us; the original exception is what matters."""
+    try:
+        store.set_status(status, error)
+        store.close()
+    except WriteFailure:
+        store.close(publish=False)
+
+
+class _LogFile:
+    """``log.txt``, appended to; a failed write (full disk) stops the logging, not the run."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        try:
+            self._fh = open(path, "a")
+        except OSError:
+            self._fh = None
+
+    def write(self, text: str) -> None:
+        if self._fh is None:
+            return
+        try:
+            self._fh.write(text)
+            self._fh.flush()
+        except OSError:
+            self._abandon()
+
+    def flush(self) -> None:
+        pass
+
+    def _abandon(self) -> None:
+        fh, self._fh = self._fh, None
+        try:
+            fh.close()
+        except OSError:
+            pass
+
+    def __enter__(self) -> _LogFile:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._fh is not None:
+            self._abandon()
 
 
 def environment_summary() -> str:  # pragma: no cover - debugging aid

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import matplotlib
@@ -12,6 +13,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from . import registry  # noqa: E402
+from .atomic import atomic_write  # noqa: E402
 from .errors import RunFileError, UsageError  # noqa: E402
 from .store import RunReader  # noqa: E402
 
@@ -24,8 +26,9 @@ def render(run: RunReader, name: str, out: str | Path) -> Path:
     """Draw figure ``name`` of ``run`` into the PNG file ``out``."""
     figs = registry.all_figures()
     if name not in figs:
+        own = sorted(registry.figures_for(str(run.attrs.get("experiment", ""))))
         raise UsageError(f"unknown figure '{name}'; figures of this run: "
-                         f"{', '.join(registry.figures_for(run.attrs.get('experiment', ''))) or 'none'}")
+                         f"{', '.join(own + ['diagnostics'])}")
     kind = figs[name]
     with matplotlib.style.context(str(STYLE)):
         fig = Figure(figsize=kind.size)
@@ -37,7 +40,9 @@ def render(run: RunReader, name: str, out: str | Path) -> Path:
                                f"(run status: {run.status})") from exc
         out = Path(out)
         out.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(out, format="png", metadata=PNG_METADATA)
+        png = io.BytesIO()
+        fig.savefig(png, format="png", metadata=PNG_METADATA)
+        atomic_write(out, png.getvalue())  # never a half-written PNG
     return out
 
 

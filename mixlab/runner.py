@@ -2,10 +2,12 @@
 
 The stream is cut into blocks of a fixed number of draws (fixed by the spec, never by timing),
 so evaluators always see the same blocks and a run resumed from any checkpoint produces the same
-bytes as one that was never interrupted. Checkpoints are written at block boundaries, at most
-every ``checkpoint_seconds`` of wall time, and at the end.  Writing a block and its checkpoint
-is a critical section: SIGINT/SIGTERM arriving meanwhile are held and delivered right after it,
-so an interrupt can never leave the old checkpoint deleted and the new one half-written.
+bytes as one that was never interrupted. Checkpoints fall on block boundaries, at most every
+``checkpoint_seconds`` of wall time, and at the end: the blocks since the last one are written as
+a segment file, the sampler's state, the RNG state and the evaluators' declared state (data
+only: mixlab.checkpoint) are stored, and ``run.h5`` is replaced atomically (mixlab.store), so a
+process killed at any instant, SIGKILL included, leaves the previous checkpoint intact. A
+checkpoint is a critical section for SIGINT/SIGTERM: they are held and delivered right after it.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import h5py
 import numpy as np
 
 from .checkpoint import evaluator_state, read_state, write_state
-from .store import RunStore, pack_bool
+from .store import RunStore
 
 
 @dataclass
@@ -73,33 +75,33 @@ def run_stream(store: RunStore, name: str, sampler: Any, rng: np.random.Generato
     if thin < 1:
         raise ValueError("thin must be >= 1")
     evaluators = list(evaluators)
-    gpath = f"streams/{name}"
-    g = store.f.require_group(gpath)
+    g = store.stream_group(name)
     ck = g.get("_checkpoint")
     if ck is not None and ck.attrs.get("complete", False):
-        state = {k: v[()] for k, v in ck["state"].items()}
+        state = _sampler_state(ck)
         _load_evaluators(ck, evaluators)
         _write_curves(store, evaluators)
+        store.safe_draws[name] = int(ck.attrs["count"])
         return StreamResult(int(ck.attrs["count"]), float(ck.attrs["seconds"]), state,
                             json.loads(ck.attrs["stats_mean"]))
 
+    segments = store.stream_segments(name)
     if ck is not None:
         count = int(ck.attrs["count"])
         elapsed = float(ck.attrs["seconds"])
-        state = {k: v[()] for k, v in ck["state"].items()}
+        state = _sampler_state(ck)
         _set_rng_state(rng, ck.attrs["rng"])
         _load_evaluators(ck, evaluators)
         stat_sums = json.loads(ck.attrs["stat_sums"])
-        _truncate(g, count)
     else:
         count, elapsed, stat_sums = 0, 0.0, {}
         state = sampler.init(rng)
+    store.safe_draws[name] = count
 
     if progress is not None:
         progress.reset(total=draws if draws is not None else None)
         progress.update(count)
 
-    writers: dict[str, h5py.Dataset] = {}
     last_ck = time.perf_counter()
     done = (draws is not None and count >= draws) or (seconds is not None and elapsed >= seconds)
     while not done:
@@ -146,15 +148,26 @@ def run_stream(store: RunStore, name: str, sampler: Any, rng: np.random.Generato
                                                           elapsed >= seconds)
         if summarize is not None:
             buf.update(_summaries(summarize, buf, name))
+        if progress is not None and stat_buf:
+            progress.set_postfix({k: f"{float(np.mean(v)):.3g}" for k, v in stat_buf.items()
+                                  if k in _SHOWN_STATS}, refresh=False)
         with _signals_held():
-            _append(g, writers, buf, stat_buf, times, record)
+            segments.append({k: v for k, v in buf.items() if _recorded(k, record)}, stat_buf,
+                            times)
             for ev in evaluators:
                 ev.update(buf, count, elapsed)
             if done or time.perf_counter() - last_ck >= checkpoint_seconds:
                 stats_mean = {k: s / max(count, 1) for k, s in stat_sums.items()}
+                segments.flush()
+                segments.link(g)
                 _checkpoint(g, state, rng, evaluators, count, elapsed, stat_sums, stats_mean,
-                            complete=done)
-                store.flush()
+                            segments.describe(), complete=done)
+                if done:
+                    g.attrs["draws"] = count
+                    g.attrs["seconds"] = elapsed
+                    g.attrs["thin"] = thin
+                store.publish()
+                store.safe_draws[name] = count
                 last_ck = time.perf_counter()
     g.attrs["draws"] = count
     g.attrs["seconds"] = elapsed
@@ -162,6 +175,14 @@ def run_stream(store: RunStore, name: str, sampler: Any, rng: np.random.Generato
     stats_mean = {k: s / max(count, 1) for k, s in stat_sums.items()}
     _write_curves(store, evaluators)
     return StreamResult(count, elapsed, state, stats_mean)
+
+
+# per-draw statistics shown next to the progress bar's draws/s
+_SHOWN_STATS = ("accept", "acceptance", "data_used")
+
+
+def _recorded(key: str, record: bool | tuple) -> bool:
+    return record is True or bool(record and key in record) or key.startswith("summary/")
 
 
 _HELD_SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -191,10 +212,17 @@ def _signals_held():
             signal.raise_signal(s)
 
 
+def _sampler_state(ck: h5py.Group) -> dict:
+    """The sampler's state arrays (numeric datasets only: anything else in a file is ignored)."""
+    return {k: v[()] for k, v in ck["state"].items()
+            if isinstance(v, h5py.Dataset) and v.dtype.kind in "biufc"}
+
+
 def _load_evaluators(ck: h5py.Group, evaluators: list) -> None:
     """Give each evaluator back the state its checkpoint holds (data only, see checkpoint)."""
     eg = ck.get("evaluators")
-    if not isinstance(eg, h5py.Group) or len(eg) != len(evaluators):
+    if not isinstance(eg, h5py.Group) or not all(
+            isinstance(eg.get(str(i)), h5py.Group) for i in range(len(evaluators))):
         from .errors import RunFileError
 
         raise RunFileError(f"checkpoint {ck.name} does not hold the state of the stream's "
@@ -223,62 +251,9 @@ def _summaries(summarize: Callable, buf: dict, name: str) -> dict:
     return out
 
 
-def _append(g: h5py.Group, writers: dict, buf: dict, stat_buf: dict, times: np.ndarray,
-            record: bool | tuple) -> None:
-    keys = [k for k in buf if record is True or (record and k in record)
-            or k.startswith("summary/")]
-    for k in keys:
-        block = buf[k]
-        packed = block.dtype == np.bool_
-        data = pack_bool(block) if packed else block
-        ds = g.get(k)
-        if ds is None:
-            ds = g.create_dataset(k, shape=(data.shape[0], 0) + data.shape[2:],
-                                  maxshape=(data.shape[0], None) + data.shape[2:],
-                                  dtype=data.dtype,
-                                  chunks=(data.shape[0], max(1, min(data.shape[1], 256)))
-                                  + data.shape[2:])
-            if packed:
-                ds.attrs["packed"] = True
-                ds.attrs["shape"] = np.asarray(block.shape[2:], dtype=np.int64)
-        n0 = ds.shape[1]
-        ds.resize(n0 + data.shape[1], axis=1)
-        ds[:, n0:] = data
-    ts = g.get("time")
-    if ts is None:
-        ts = g.create_dataset("time", shape=(0,), maxshape=(None,), dtype=np.float64,
-                              chunks=(1024,))
-        ts.attrs["units"] = "seconds of sampling (step calls only), cumulative"
-    n0 = ts.shape[0]
-    ts.resize(n0 + len(times), axis=0)
-    ts[n0:] = times
-    sg = g.require_group("stats")
-    for k, v in stat_buf.items():
-        ds = sg.get(k)
-        if ds is None:
-            ds = sg.create_dataset(k, shape=(0,) + v.shape[1:], maxshape=(None,) + v.shape[1:],
-                                   dtype=np.float64, chunks=(256,) + v.shape[1:])
-        n0 = ds.shape[0]
-        ds.resize(n0 + len(v), axis=0)
-        ds[n0:] = v
-
-
-def _truncate(g: h5py.Group, count: int) -> None:
-    """Cut every draw-axis dataset back to ``count`` draws (work after the checkpoint is lost)."""
-    for k, ds in g.items():
-        if isinstance(ds, h5py.Dataset) and ds.maxshape is not None:
-            if k == "time":
-                ds.resize(count, axis=0)
-            elif len(ds.shape) >= 2 and ds.maxshape[1] is None:
-                ds.resize(count, axis=1)
-    if "stats" in g:
-        for ds in g["stats"].values():
-            ds.resize(count, axis=0)
-
-
 def _checkpoint(g: h5py.Group, state: dict, rng: np.random.Generator, evaluators: list,
                 count: int, elapsed: float, stat_sums: dict, stats_mean: dict,
-                complete: bool) -> None:
+                segments: dict, complete: bool) -> None:
     if "_checkpoint" in g:
         del g["_checkpoint"]
     ck = g.create_group("_checkpoint")
@@ -295,3 +270,5 @@ def _checkpoint(g: h5py.Group, state: dict, rng: np.random.Generator, evaluators
     ck.attrs["stat_sums"] = json.dumps(stat_sums)
     ck.attrs["stats_mean"] = json.dumps(stats_mean)
     ck.attrs["complete"] = complete
+    for k, v in segments.items():
+        ck.attrs[k] = v

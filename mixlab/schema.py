@@ -16,6 +16,7 @@ from typing import Any
 from .errors import SpecError
 
 REQUIRED = object()
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1  # what numpy, HDF5 and the seeds can hold
 
 _TYPE_NAMES = {float: "a number", int: "an integer", str: "a string", bool: "true or false",
                list: "a list", dict: "a mapping"}
@@ -61,6 +62,9 @@ class Param:
                 value = [sub.check(v, f"{path}[{i}]") for i, v in enumerate(value)]
             return value
         value = _coerce(value, self.type, path)
+        if self.type is int and not INT64_MIN <= value <= INT64_MAX:
+            raise SpecError(f"must fit a 64-bit integer (between {INT64_MIN} and {INT64_MAX}), "
+                            f"got {value}", path)
         if self.type in (int, float):
             if isinstance(value, float) and not math.isfinite(value):
                 raise SpecError(f"must be finite, got {value}", path)
@@ -171,6 +175,13 @@ def validate(value: Any, schema: Any, path: str = "") -> Any:
     if isinstance(schema, MapOf):
         if value is None:
             value = schema.default
+        if (isinstance(schema.schema, SamplerEntry) and isinstance(value, list)
+                and all(isinstance(v, str) for v in value)):
+            # shorthand: [gibbs, swendsen_wang] is {gibbs: {method: gibbs}, ...}
+            if len(set(value)) != len(value):
+                raise SpecError(f"names a sampler twice: {value!r}; give each its own label "
+                                f"(label: {{method: NAME, ...}})", path)
+            value = {v: {"method": v} for v in value}
         if not isinstance(value, dict):
             raise SpecError(f"must be a mapping of names to settings, got {value!r}", path)
         if len(value) < schema.min_len:

@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from . import registry
+from . import plugins, registry
 from .errors import SpecError
 from .schema import Param, validate
 
@@ -30,9 +30,33 @@ RESERVED = {
     "seed": Param(0, int, lo=0, help="root of the run's SeedSequence"),
     "seed_key": Param([], list, item=int, help="spawn key below the seed (set by sweeps)"),
     "scale": Param("quick", str, choices=SCALES, help="which 'scales' preset was applied"),
+    "plugins": Param([], list, item=str,
+                     help="plugins to import before the spec is validated: module names or .py "
+                          "files (relative to the spec file's directory); see docs/plugins.md"),
+    "diagnostics": Param(False, bool,
+                         help="store ESS bulk/tail, R-hat, MCSE and ESS/s of every stream's "
+                              "summaries in the results (ess_bulk/<stream>/<stat>, ...) when "
+                              "the run completes; 'mixlab diagnose RUN' prints them anyway"),
     "sweep": Param(None, dict, nullable=True,
                    help="{grid: {dotted.key: [values]}, summary: [result keys]} for 'mixlab sweep'"),
 }
+
+
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+
+
+def check_path_component(value: Any, key: str) -> str:
+    """``value`` if it can be one path component (letters, digits, '.', '_', '-'; not '.' or
+    '..'; at most 100 characters), else a SpecError naming ``key``."""
+    text = str(value)
+    bad = sorted(set(text) - _NAME_CHARS)
+    if not text or text in (".", "..") or bad or len(text) > 100:
+        why = (f"contains {', '.join(repr(c) for c in bad[:5])}" if bad else
+               "is too long" if len(text) > 100 else f"is {text!r}")
+        raise SpecError(f"must be one file-name component (letters, digits, '.', '_', '-'; not "
+                        f"'.' or '..'; at most 100 characters), but {why}: it names the run's "
+                        f"directory", key)
+    return text
 
 
 def load_yaml(path: str | Path) -> dict:
@@ -43,7 +67,10 @@ def load_yaml(path: str | Path) -> dict:
         text = p.read_text()
     except (OSError, UnicodeDecodeError) as exc:
         raise SpecError(f"cannot read spec file {p}: {exc}") from exc
-    return parse_yaml(text, str(p))
+    data = parse_yaml(text, str(p))
+    if "plugins" in data:  # relative .py paths are relative to the spec file's directory
+        data["plugins"] = plugins.absolute_spec_entries(data["plugins"], p.parent)
+    return data
 
 
 def parse_yaml(text: str, where: str = "<spec>") -> dict:
@@ -139,6 +166,8 @@ def resolve(raw: dict, *, overrides: list[str] | tuple = (), scale: str = "quick
         spec["seed"] = seed
     spec["scale"] = scale
     spec.setdefault("name", default_name)
+    # the spec's plugins first: the experiment and samplers it names may be theirs
+    plugins.load_spec_plugins(spec.get("plugins"))
     if "experiment" not in spec:
         raise SpecError("is required: name the experiment kind "
                         f"(one of {', '.join(sorted(registry.experiments()))})", "experiment")
@@ -149,6 +178,7 @@ def resolve(raw: dict, *, overrides: list[str] | tuple = (), scale: str = "quick
     resolved = validate(spec, schema)
     if not resolved["name"]:
         resolved["name"] = default_name
+    check_path_component(resolved["name"], "name")
     return resolved
 
 

@@ -1,25 +1,28 @@
-"""The run file ``run.h5``: provenance, draw streams, metric curves, results, cached stages.
+"""The run directory's data: ``run.h5`` (provenance, streams, metrics, results, stages).
 
 Layout (readable with h5py alone; see README "Run-file format")::
 
-    /                       attrs: mixlab_version, git_commit, git_dirty, packages (JSON),
-                                   created, seed_entropy, spec (YAML text), status
+    /                       attrs: format_version, mixlab_version, git_commit, git_dirty,
+                                   packages (JSON), created, seed_entropy, spec (YAML), status
     /streams/<name>/<key>   (chain, draw, ...) draws; bool draws bit-packed along the last axis
                             (attrs packed=True, shape=the unpacked per-draw shape)
     /streams/<name>/time    (draw,) cumulative sampling seconds
-    /streams/<name>/stats/<key>   (chain, draw) or (draw,) per-draw sampler statistics
-    /streams/<name>/_checkpoint   sampler state, RNG state and evaluators, for resuming
+    /streams/<name>/stats/<key>     (draw, ...) per-draw sampler statistics
+    /streams/<name>/summary/<stat>  (chain, draw) scalar summaries (mixing diagnostics)
+    /streams/<name>/_checkpoint     sampler state, RNG state, evaluator state (data only)
     /metrics/<metric>/<series>/x, /y, /yerr     curves (attrs x_label, y_label, ...)
     /results                attrs: scalar results
     /arrays/<path>          arrays a figure needs (images, marginals, ...)
     /stages/<name>          outputs of cached experiment stages (``ctx.once``)
 
-All writes happen in short bursts followed by a flush, so a process killed between them leaves
-a readable file.
+Crash safety: ``run.h5`` is only ever replaced whole, atomically (:class:`RunStore`), and a
+stream's draws live in immutable segment files that its datasets link (mixlab.segments). One
+process writes a run at a time (mixlab.runlock). Nothing read from a run file is executed.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import os
 from pathlib import Path
@@ -28,7 +31,11 @@ from typing import Any
 import h5py
 import numpy as np
 
+from .atomic import WriteFailure, atomic_write, remove_stray_temporaries
 from .errors import RunFileError
+from .runlock import RunLock, last_writer, live_writer
+from .segments import StreamSegments, missing_sources
+from .segments import pack_bool as pack_bool  # re-exported: readers unpack with store.unpack_bool
 
 STATUSES = ("running", "complete", "failed", "interrupted")
 
@@ -49,8 +56,14 @@ def _to_attr(value: Any) -> Any:
 
 
 def _from_attr(value: Any) -> Any:
+    """An attribute as a plain value; opaque bytes stay opaque (described, never decoded)."""
+    if isinstance(value, np.void):
+        return f"<{value.nbytes} opaque bytes>"
     if isinstance(value, bytes):
-        value = value.decode()
+        try:
+            value = value.decode()
+        except UnicodeDecodeError:
+            return f"<{len(value)} opaque bytes>"
     if isinstance(value, np.ndarray):
         return value.tolist() if value.ndim else value.item()
     if isinstance(value, np.generic):
@@ -60,12 +73,6 @@ def _from_attr(value: Any) -> Any:
     return value
 
 
-def pack_bool(block: np.ndarray) -> np.ndarray:
-    """(chain, n, *shape) bool -> (chain, n, ceil(prod(shape)/8)) uint8."""
-    c, n = block.shape[:2]
-    return np.packbits(block.reshape(c, n, -1), axis=-1)
-
-
 def unpack_bool(packed: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     """Inverse of :func:`pack_bool`."""
     size = int(np.prod(shape)) if shape else 1
@@ -73,53 +80,124 @@ def unpack_bool(packed: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     return flat.reshape(packed.shape[:2] + tuple(shape))
 
 
-class RunStore:
-    """Read/write access to one run file; used by the runner and by experiments (``ctx.store``)."""
+FORMAT_VERSION = 2  # run-file format: 2 = crash-safe (segments + atomic snapshots, no pickles)
+RUN_FILE = "run.h5"
 
-    def __init__(self, path: str | os.PathLike, mode: str = "a"):
-        self.path = Path(path)
+
+class RunStore:
+    """The writer of one run: holds the run's writer lock and an in-memory copy of ``run.h5``.
+
+    Every change goes to the in-memory file; :meth:`publish` replaces ``run.h5`` on disk with it
+    in one atomic write (see mixlab.atomic), so the file on disk is always a complete snapshot
+    and a writer killed at any instant leaves the last one. Streams' draws go to segment files
+    (mixlab.segments) that ``run.h5`` links. Publishing happens at every stream checkpoint, after
+    a stage is written, at status changes and on close. A write that fails raises
+    :class:`mixlab.atomic.WriteFailure` and leaves the last snapshot as it was.
+    """
+
+    def __init__(self, path: str | os.PathLike, mode: str = "a", lock: RunLock | None = None):
+        if mode not in ("a", "w"):
+            raise ValueError("RunStore writes runs (mode 'a' or 'w'); read them with RunReader")
+        p = Path(path)
+        self.path = p / RUN_FILE if p.is_dir() else p
+        self.run_dir = self.path.parent
+        self._own_lock = lock is None
+        self.lock = lock if lock is not None else RunLock.acquire(self.run_dir)
         try:
-            self.f = h5py.File(self.path, mode, libver="latest")
-        except OSError as exc:
-            raise RunFileError(
-                f"cannot open run file {self.path}: {exc}. If the file is truncated or corrupt, "
-                f"re-run the spec with --force to start the run afresh.") from exc
+            remove_stray_temporaries(self.run_dir, self.path.name)
+            self._bio = io.BytesIO()
+            if mode == "a" and self.path.exists():
+                try:
+                    self._bio.write(self.path.read_bytes())
+                    self.f = h5py.File(self._bio, "r+")
+                except OSError as exc:
+                    raise RunFileError(
+                        f"run file {self.path} cannot be read ({exc}): it is truncated or "
+                        f"corrupt. Move the run directory aside (nothing is deleted) and run "
+                        f"the spec again, or run into another --out directory") from exc
+                version = int(_from_attr(self.f.attrs.get("format_version", 1)))
+                if version != FORMAT_VERSION:
+                    self.f.close()
+                    raise RunFileError(
+                        f"run file {self.path} has run-file format {version}, and this mixlab "
+                        f"writes format {FORMAT_VERSION}: it can be shown and plotted but not "
+                        f"resumed or extended. Run into another --out directory, or start it "
+                        f"afresh with --force (which discards its partial streams)")
+            else:
+                self.f = h5py.File(self._bio, "w")
+                self.f.attrs["format_version"] = FORMAT_VERSION
+        except BaseException:
+            if self._own_lock:
+                self.lock.release()
+            raise
+        self.safe_draws: dict[str, int] = {}  # per stream: draws per chain in the last snapshot
 
     # -- lifecycle ------------------------------------------------------------------------------
-    def close(self) -> None:
-        if self.f.id.valid:
-            self.f.flush()
-            self.f.close()
+    def publish(self) -> None:
+        """Replace ``run.h5`` on disk with the current state, atomically."""
+        self.f.flush()
+        atomic_write(self.path, self._bio.getvalue())
+
+    def saved_text(self) -> str:
+        """What the last published snapshot holds, for a message after a failed write."""
+        if not any(self.safe_draws.values()):
+            return "No draws were saved yet"
+        parts = ", ".join(f"'{k}': {v:,} draws per chain" for k, v in self.safe_draws.items())
+        return f"Saved in the last checkpoint: {parts}"
+
+    def close(self, publish: bool = True) -> None:
+        """Publish (unless told not to, e.g. after a failed write) and release the lock."""
+        try:
+            if publish and self.f.id.valid:
+                self.publish()
+        finally:
+            if self.f.id.valid:
+                self.f.close()
+            if self._own_lock:
+                self.lock.release()
 
     def flush(self) -> None:
-        self.f.flush()
+        self.publish()
 
     def __enter__(self) -> RunStore:
         return self
 
-    def __exit__(self, *exc) -> None:
-        self.close()
+    def __exit__(self, exc_type, *exc) -> None:
+        self.close(publish=exc_type is None or not issubclass(exc_type, WriteFailure))
 
     @property
     def status(self) -> str:
         return str(_from_attr(self.f.attrs.get("status", "running")))
 
-    def set_status(self, status: str) -> None:
+    def set_status(self, status: str, error: str | None = None) -> None:
+        """Set and publish the run's status (with the one-line reason of a failure)."""
         assert status in STATUSES, status
         self.f.attrs["status"] = status
-        self.f.flush()
+        if error is not None:
+            self.f.attrs["error"] = error
+        elif "error" in self.f.attrs:
+            del self.f.attrs["error"]
+        self.publish()
 
     def set_root_attrs(self, attrs: dict) -> None:
         for k, v in attrs.items():
             self.f.attrs[k] = _to_attr(v)
-        self.f.flush()
+
+    # -- streams ----------------------------------------------------------------------------------
+    def stream_group(self, name: str) -> h5py.Group:
+        """The group ``/streams/<name>`` (created if needed); for the runner."""
+        return self.f.require_group(f"streams/{name}")
+
+    def stream_segments(self, name: str) -> StreamSegments:
+        """The stream's segment files as of its last checkpoint (orphans deleted)."""
+        ck = self.stream_group(name).get("_checkpoint")
+        return StreamSegments.open(self.run_dir, name, None if ck is None else ck.attrs)
 
     # -- results, metrics, arrays ---------------------------------------------------------------
     def set_result(self, key: str, value: Any) -> None:
         """Store a scalar (or small array / string) result as an attribute of ``/results``."""
         g = self.f.require_group("results")
         g.attrs[key] = _to_attr(value)
-        self.f.flush()
 
     def write_metric(self, metric: str, series: str, x, y, yerr=None, x_label: str = "",
                      y_label: str = "", **attrs) -> None:
@@ -140,7 +218,6 @@ class RunStore:
         g.attrs["y_label"] = y_label
         for k, v in attrs.items():
             g.attrs[k] = _to_attr(v)
-        self.f.flush()
 
     def write_array(self, path: str, array, **attrs) -> None:
         """Write ``/arrays/<path>`` (replacing an old one)."""
@@ -150,7 +227,6 @@ class RunStore:
         ds = self.f.create_dataset(full, data=np.asarray(array))
         for k, v in attrs.items():
             ds.attrs[k] = _to_attr(v)
-        self.f.flush()
 
     # -- reading back what this run wrote (experiments use these, never ``store.f``) ----------------
     def results(self) -> dict:
@@ -171,12 +247,16 @@ class RunStore:
 
     def stream(self, name: str, key: str = "samples", chains=slice(None),
                draws=slice(None)) -> np.ndarray:
-        """Recorded draws ``(chain, draw, ...)`` of stream ``name`` (booleans unpacked)."""
-        ds = self.f[f"streams/{name}/{key}"]
-        raw = ds[chains, draws]
-        if ds.attrs.get("packed", False):
-            return unpack_bool(raw, tuple(int(v) for v in ds.attrs["shape"]))
-        return raw
+        """Recorded draws ``(chain, draw, ...)`` of stream ``name`` up to its last checkpoint
+        (booleans unpacked). Read from the published file, whose virtual datasets find their
+        segment files next to it."""
+        self.publish()
+        with h5py.File(self.path, "r") as f:
+            ds = f[f"streams/{name}/{key}"]
+            raw = ds[chains, draws]
+            packed = ds.attrs.get("packed", False)
+            shape = tuple(int(v) for v in ds.attrs["shape"]) if packed else ()
+        return unpack_bool(raw, shape) if packed else raw
 
     # -- stages -----------------------------------------------------------------------------------
     def stage_done(self, name: str) -> bool:
@@ -196,7 +276,7 @@ class RunStore:
             else:
                 g.create_dataset(k, data=arr)
         g.attrs["done"] = True
-        self.f.flush()
+        self.publish()  # an expensive stage survives a kill
 
     def read_stage(self, name: str) -> dict:
         return read_stage_group(self.f[f"stages/{name}"])
@@ -229,8 +309,9 @@ class RunReader:
             self.f = h5py.File(self.path, "r")
         except OSError as exc:
             raise RunFileError(
-                f"run file {self.path} cannot be read ({exc}); it may be truncated or corrupt. "
-                f"Re-run its spec with --force to rebuild it.") from exc
+                f"run file {self.path} cannot be read ({exc}): it is truncated or corrupt "
+                f"(mixlab replaces run files whole and atomically, so it was damaged after it "
+                f"was written, or written by something else)") from exc
         if "spec" not in self.f.attrs:
             self.f.close()
             raise RunFileError(f"{self.path} is an HDF5 file but not a mixlab run (no 'spec' "
@@ -257,7 +338,27 @@ class RunReader:
 
     @property
     def status(self) -> str:
+        """The status in the file: running, complete, failed or interrupted."""
         return str(_from_attr(self.f.attrs.get("status", "running")))
+
+    @property
+    def format_version(self) -> int:
+        return int(_from_attr(self.f.attrs.get("format_version", 1)))
+
+    def live_status(self) -> str:
+        """The status with what is known outside the file: ``running (pid N since T)`` while a
+        live writer holds the run, ``interrupted (...)`` for a run whose writer died, and the
+        failure's reason for a failed run."""
+        status = self.status
+        writer = live_writer(self.run_dir)
+        if writer is not None:
+            return f"running ({writer}); this is its last checkpoint"
+        if status == "running":
+            return (f"interrupted (its writer, {last_writer(self.run_dir)}, is gone); run the "
+                    f"same command again to resume")
+        if status == "failed" and self.f.attrs.get("error"):
+            return f"failed: {_from_attr(self.f.attrs['error'])}"
+        return status
 
     def results(self) -> dict:
         g = self.f.get("results")
@@ -269,8 +370,12 @@ class RunReader:
         if g is None:
             return out
         for metric, mg in g.items():
+            if not isinstance(mg, h5py.Group):
+                continue
             out[metric] = {}
             for series, sg in mg.items():
+                if not (isinstance(sg, h5py.Group) and "x" in sg and "y" in sg):
+                    continue
                 out[metric][series] = {
                     "x": sg["x"][()], "y": sg["y"][()],
                     "yerr": sg["yerr"][()] if "yerr" in sg else None,
@@ -297,7 +402,7 @@ class RunReader:
 
     def stream_names(self) -> list[str]:
         g = self.f.get("streams")
-        return [] if g is None else list(g.keys())
+        return [] if g is None else [k for k, v in g.items() if isinstance(v, h5py.Group)]
 
     def stream_keys(self, name: str) -> list[str]:
         g = self.f[f"streams/{name}"]
@@ -309,6 +414,11 @@ class RunReader:
         if path not in self.f:
             raise RunFileError(f"run {self.run_dir} has no stream '{name}/{key}'")
         ds = self.f[path]
+        lost = missing_sources(ds, self.run_dir)
+        if lost:
+            raise RunFileError(f"stream '{name}' of run {self.run_dir} reads segment files that "
+                               f"are not there ({', '.join(lost[:3])}): copy a run directory "
+                               f"whole, with its segments/ folder")
         raw = ds[:, draws] if draws is not None else ds[()]
         if ds.attrs.get("packed", False):
             return unpack_bool(raw, tuple(int(s) for s in ds.attrs["shape"]))

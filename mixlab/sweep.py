@@ -1,17 +1,40 @@
 """Grid sweeps: every point of ``key=a,b,c`` grids becomes a run of its own.
 
 Point ``i`` (in row-major order of the grid) gets the spec's seed with spawn key ``[i]``, so its
-result does not depend on which worker ran it, nor on how many workers there were. Points run on
-a local process pool by default, or on a Dask distributed cluster given its address.
+result does not depend on which worker ran it, nor on how many workers there were. Points run in
+this process, on a local process pool, or on a Dask distributed cluster given its address.
+
+Nothing is lost, whatever happens to a point:
+
+- a point that fails (an error in the experiment, a full disk, a worker that died) is recorded
+  in ``sweep.csv`` with ``status = failed`` and its one-line reason in ``error``; the other
+  points go on; the sweep command then exits 1;
+- ``sweep.csv`` is rewritten atomically as each point ends, so even a sweep that is itself
+  killed leaves a table of what finished (unfinished points are ``pending``);
+- running the same sweep again skips the complete points (a complete run of the same spec is
+  left untouched) and runs the failed or unfinished ones, resuming from their checkpoints.
+
+On Dask, a point does not need a file system shared with the client: the task receives the
+point's resolved spec (and the point's partial run directory, if any, as tar bytes), runs it in
+a temporary directory on the worker and returns the run directory as tar bytes, which the
+client unpacks into the sweep directory. A worker that dies mid-point loses only that attempt:
+the scheduler re-runs the task on another worker.
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import itertools
 import multiprocessing
 import os
+import shutil
+import tarfile
+import tempfile
+import uuid
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +42,8 @@ import yaml
 
 from .errors import MixlabError, SpecError, UsageError
 from .spec import dump, load_yaml, resolve
+
+PENDING, COMPLETE, FAILED = "pending", "complete", "failed"
 
 
 def parse_grid(items: list[str] | tuple) -> dict[str, list]:
@@ -90,61 +115,333 @@ def point_dir(sweep_dir: Path, i: int, point: dict) -> Path:
     return sweep_dir / f"{i:03d}_{tag}"
 
 
+# --- one point ----------------------------------------------------------------------------------
+
+def one_line(exc: BaseException) -> str:
+    """A failure's reason on one line: a MixlabError's own message, else 'Type: message'."""
+    text = str(exc) if isinstance(exc, MixlabError) else f"{type(exc).__name__}: {exc}"
+    return " ".join(text.split()) or type(exc).__name__
+
+
 def run_point(spec: dict, run_dir: str, quiet: bool = True) -> dict:
-    """Run one grid point (in a worker); returns its /results."""
+    """Run (or resume) one grid point in ``run_dir``; never raises for the point's own failure.
+
+    Returns ``{"status": "complete"|"failed", "error": one-line reason or "", "results":
+    {key: value}, "happened": "ran"|"resumed"|"complete"|""}``."""
     from .context import execute
     from .store import RunReader
 
-    execute(spec, Path(run_dir), quiet=quiet)
-    with RunReader(run_dir) as r:
-        return r.results()
+    try:
+        _, happened = execute(spec, Path(run_dir), quiet=quiet)
+        with RunReader(run_dir) as r:
+            results = r.results()
+    except Exception as exc:  # the point failed; the sweep goes on and lists it
+        return {"status": FAILED, "error": one_line(exc), "results": {}, "happened": ""}
+    return {"status": COMPLETE, "error": "", "results": results, "happened": happened}
+
+
+def existing_run(spec: dict, run_dir: Path) -> tuple[str, dict]:
+    """What ``run_dir`` already holds for ``spec``: ``("complete", results)`` for a complete
+    run of this very spec, ``("other", {})`` for a run of another spec (the sweep's spec or
+    its --set overrides changed since), else ``("todo", {})`` (nothing, unfinished, failed or
+    unreadable: running the point resumes it or says what is wrong)."""
+    if not (run_dir / "run.h5").is_file():
+        return "todo", {}
+    from .store import RunReader
+
+    try:
+        with RunReader(run_dir) as r:
+            if r.attrs.get("spec") != dump(spec):
+                return "other", {}
+            if r.status == COMPLETE:
+                return COMPLETE, r.results()
+    except Exception:  # unreadable: the point runs and says what is wrong
+        return "todo", {}
+    return "todo", {}
+
+
+def pack_dir(run_dir: Path) -> bytes:
+    """The files of ``run_dir`` as an uncompressed tar archive (names relative to it)."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for path in sorted(run_dir.rglob("*")):
+            tar.add(path, arcname=str(path.relative_to(run_dir)), recursive=False)
+    return buf.getvalue()
+
+
+def unpack_dir(archive: bytes, dest: Path) -> None:
+    """Unpack a :func:`pack_dir` archive into the new directory ``dest`` (regular files and
+    directories only, every name inside ``dest``: tarfile's 'data' filter)."""
+    dest.mkdir(parents=True)
+    with tarfile.open(fileobj=io.BytesIO(archive), mode="r") as tar:
+        tar.extractall(dest, filter="data")
+
+
+def _fsync_tree(root: Path) -> None:
+    for path in root.rglob("*"):
+        if path.is_file():
+            with open(path, "rb") as fh:
+                os.fsync(fh.fileno())
+
+
+def install_archive(archive: bytes, run_dir: Path) -> None:
+    """Replace ``run_dir`` by the archived run directory, never leaving a half-unpacked one:
+    unpack next to it, fsync, then swap it in with renames."""
+    incoming = run_dir.with_name(f".{run_dir.name}.incoming-{uuid.uuid4().hex[:8]}")
+    try:
+        unpack_dir(archive, incoming)
+        _fsync_tree(incoming)
+        if run_dir.exists():
+            old = run_dir.with_name(f".{run_dir.name}.old-{uuid.uuid4().hex[:8]}")
+            run_dir.rename(old)
+            incoming.rename(run_dir)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            incoming.rename(run_dir)
+    finally:
+        if incoming.exists():
+            shutil.rmtree(incoming, ignore_errors=True)
+
+
+def run_point_portable(spec: dict, archive: bytes | None, quiet: bool = True) -> dict:
+    """A Dask task: run one point in a temporary directory of the worker (starting from the
+    client's partial run directory ``archive``, if any) and return :func:`run_point`'s answer
+    plus ``"archive"``, the point's run directory as tar bytes (None if nothing was written).
+
+    The worker needs no access to the client's files: everything travels in the task."""
+    with tempfile.TemporaryDirectory(prefix="mixlab-point-") as tmp:
+        run_dir = Path(tmp) / "run"
+        if archive:
+            unpack_dir(archive, run_dir)
+        out = run_point(spec, str(run_dir), quiet)
+        out["archive"] = pack_dir(run_dir) if run_dir.is_dir() else None
+    return out
+
+
+# --- the sweep ----------------------------------------------------------------------------------
+
+@dataclass
+class SweepOutcome:
+    """What a sweep did: per point its status, reason, results and what happened to it."""
+
+    csv_path: Path
+    dirs: list[Path]
+    status: list[str]
+    error: list[str]
+    results: list[dict]
+    happened: list[str] = field(default_factory=list)  # ran/resumed/complete (no-op)/""
+
+    @property
+    def failed(self) -> list[int]:
+        return [i for i, s in enumerate(self.status) if s != COMPLETE]
+
+    def count(self, what: str) -> int:
+        return sum(h == what for h in self.happened)
+
+
+def write_csv_atomic(path: Path, header: list, rows: list[list]) -> None:
+    """Write ``sweep.csv`` atomically (:func:`mixlab.atomic.atomic_write`): readers see the
+    previous table or the new one, never half of one. A write failure (full disk) is a
+    one-line MixlabError saying that the complete points are kept."""
+    buf = io.StringIO(newline="")
+    w = csv.writer(buf)
+    w.writerow(header)
+    w.writerows(rows)
+    _write_bookkeeping(path, buf.getvalue())
+
+
+def _write_bookkeeping(path: Path, text: str) -> None:
+    from .atomic import WriteFailure, atomic_write
+
+    try:
+        atomic_write(path, text.encode())
+    except WriteFailure as exc:
+        raise MixlabError(f"{exc}; the sweep stopped (the points that completed are kept in "
+                          f"their run directories); free space and run the same command again "
+                          f"to run the others") from None
+
+
+class _Table:
+    """The sweep's bookkeeping: one row per point, rewritten to sweep.csv as points end."""
+
+    def __init__(self, sweep_dir: Path, grid: dict, summary: list[str], dirs: list[Path]):
+        self.path = sweep_dir / "sweep.csv"
+        self.grid, self.summary, self.dirs = grid, summary, dirs
+        self.points = grid_points(grid)
+        n = len(dirs)
+        self.status, self.error = [PENDING] * n, [""] * n
+        self.results: list[dict] = [{} for _ in range(n)]
+        self.happened = [""] * n
+
+    def record(self, i: int, out: dict) -> None:
+        self.status[i], self.error[i] = out["status"], out["error"]
+        self.results[i], self.happened[i] = out["results"], out["happened"]
+        self.write()
+
+    def keys(self) -> list[str]:
+        return self.summary or sorted({k for r in self.results for k in r})
+
+    def write(self) -> None:
+        keys = self.keys()
+        rows = [[i, *p.values(), str(d), self.status[i], self.error[i],
+                 *(self.results[i].get(k, "") for k in keys)]
+                for i, (p, d) in enumerate(zip(self.points, self.dirs))]
+        write_csv_atomic(self.path, ["point", *self.grid.keys(), "run", "status", "error", *keys],
+                         rows)
+
+    def outcome(self) -> SweepOutcome:
+        return SweepOutcome(self.path, self.dirs, self.status, self.error, self.results,
+                            self.happened)
 
 
 def run_sweep(sweep_dir: Path, specs: list[dict], grid: dict, summary: list[str], *,
-              workers: int = 1, scheduler: str | None = None, quiet: bool = True) -> Path:
+              workers: int = 1, scheduler: str | None = None,
+              quiet: bool = True) -> SweepOutcome:
+    """Run every point not yet complete; returns what happened (failed points included).
+
+    Raises only for the sweep's own failures (no Dask, the sweep directory cannot be written);
+    a point's failure is in the outcome and in ``sweep.csv``."""
     points = grid_points(grid)
     dirs = [point_dir(sweep_dir, i, p) for i, p in enumerate(points)]
     sweep_dir.mkdir(parents=True, exist_ok=True)
-    (sweep_dir / "sweep.yaml").write_text(dump({"grid": grid, "summary": summary,
-                                                 "points": [str(d) for d in dirs]}))
-    if scheduler:
-        try:
-            from dask.distributed import Client
-        except ImportError as exc:
-            raise UsageError("--scheduler needs the optional Dask extra: "
-                             "pip install 'mixlab[dask]'") from exc
-        with Client(scheduler) as client:
-            futures = [client.submit(run_point, s, str(d), True, pure=False)
-                       for s, d in zip(specs, dirs)]
-            results = client.gather(futures)
-    elif workers > 1:
-        # Fresh (spawned) workers with one BLAS thread each, unless the user chose otherwise:
-        # N workers x N BLAS threads on N cores is slower than either alone.
-        blas_vars = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
-        saved = {v: os.environ.get(v) for v in blas_vars}
-        for v in blas_vars:
-            os.environ.setdefault(v, "1")
-        try:
-            with ProcessPoolExecutor(max_workers=workers,
-                                     mp_context=multiprocessing.get_context("spawn")) as pool:
-                results = list(pool.map(run_point, specs, [str(d) for d in dirs],
-                                        [True] * len(specs)))
-        finally:
-            for v, old in saved.items():
-                if old is None:
-                    os.environ.pop(v, None)
-                else:
-                    os.environ[v] = old
+    _write_bookkeeping(sweep_dir / "sweep.yaml", dump({"grid": grid, "summary": summary,
+                                                        "points": [str(d) for d in dirs]}))
+    table = _Table(sweep_dir, grid, summary, dirs)
+    todo = []
+    for i, (s, d) in enumerate(zip(specs, dirs)):
+        state, results = existing_run(s, d)
+        if state == COMPLETE:
+            table.status[i], table.results[i], table.happened[i] = COMPLETE, results, "complete"
+        elif state == "other":
+            table.status[i] = FAILED
+            table.error[i] = (f"{d} holds a run of a different spec (the sweep's spec or its "
+                              f"--set values changed since it ran); give this sweep another "
+                              f"--out directory, or move the old one away")
+        else:
+            todo.append(i)
+    table.write()
+    if todo and scheduler:
+        _run_on_dask(scheduler, specs, dirs, todo, table)
+    elif todo and workers > 1:
+        _run_on_pool(workers, specs, dirs, todo, table)
     else:
-        results = [run_point(s, str(d), quiet) for s, d in zip(specs, dirs)]
-    keys = summary or sorted({k for r in results for k in r})
-    with open(sweep_dir / "sweep.csv", "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["point", *grid.keys(), "run", *keys])
-        for i, (p, d, r) in enumerate(zip(points, dirs, results)):
-            missing = [k for k in keys if k not in r]
-            if summary and missing:
-                raise MixlabError(f"sweep point {d} has no result(s) {', '.join(missing)}; "
-                                  f"results there: {', '.join(sorted(r)) or 'none'}")
-            w.writerow([i, *p.values(), str(d), *(r.get(k, "") for k in keys)])
-    return sweep_dir / "sweep.csv"
+        for i in todo:
+            table.record(i, run_point(specs[i], str(dirs[i]), quiet))
+    missing = sorted({k for i, r in enumerate(table.results) if table.status[i] == COMPLETE
+                      for k in summary if k not in r})
+    if missing:
+        raise SpecError(f"the points' runs have no result(s) {', '.join(missing)} (results "
+                        f"there: {', '.join(sorted({k for r in table.results for k in r})) or 'none'}"
+                        f"); see {table.path}", "sweep.summary")
+    return table.outcome()
+
+
+def _run_on_pool(workers: int, specs: list[dict], dirs: list[Path], todo: list[int],
+                 table: _Table) -> None:
+    """Fresh (spawned) worker processes with one BLAS thread each, unless the user chose
+    otherwise: N workers x N BLAS threads on N cores is slower than either alone.
+
+    A worker that dies (a crash, the OOM killer, a kill) breaks the whole pool and every point
+    still in it; those points are then run again one at a time, each in a pool of its own, so
+    that only the point whose process dies is failed."""
+    blas_vars = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+    saved = {v: os.environ.get(v) for v in blas_vars}
+    for v in blas_vars:
+        os.environ.setdefault(v, "1")
+    try:
+        broken = _pool_pass(workers, specs, dirs, todo, table)
+        for i in broken:  # isolate the point that kills its process
+            _pool_pass(1, specs, dirs, [i], table, last_chance=True)
+    finally:
+        for v, old in saved.items():
+            if old is None:
+                os.environ.pop(v, None)
+            else:
+                os.environ[v] = old
+
+
+def _pool_pass(workers: int, specs: list[dict], dirs: list[Path], todo: list[int],
+               table: _Table, last_chance: bool = False) -> list[int]:
+    """Run ``todo`` on a pool; returns the points lost to a broken pool (recorded as failed
+    when ``last_chance``)."""
+    from concurrent.futures import as_completed
+
+    broken = []
+    with ProcessPoolExecutor(max_workers=workers,
+                             mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = {pool.submit(run_point, specs[i], str(dirs[i]), True): i for i in todo}
+        for fut in as_completed(futures):
+            i = futures[fut]
+            try:
+                out = fut.result()
+            except BrokenProcessPool:
+                if not last_chance:
+                    broken.append(i)
+                    continue
+                out = _failed("the point's worker process died (a crash, out of memory or a "
+                              "kill) before the point completed; run the sweep again to "
+                              "resume it")
+            except Exception as exc:
+                out = _failed(one_line(exc))
+            table.record(i, out)
+    return sorted(broken)
+
+
+def _failed(reason: str) -> dict:
+    return {"status": FAILED, "error": reason, "results": {}, "happened": ""}
+
+
+def _run_on_dask(scheduler: str, specs: list[dict], dirs: list[Path], todo: list[int],
+                 table: _Table) -> None:
+    try:
+        from dask.distributed import Client, as_completed
+    except ImportError as exc:
+        raise UsageError("--scheduler needs the optional Dask extra: "
+                         "pip install 'mixlab[dask]'") from exc
+    try:
+        client = Client(scheduler, timeout="30s")
+    except (OSError, TimeoutError) as exc:
+        raise MixlabError(f"cannot reach the Dask scheduler at {scheduler}: {one_line(exc)}; "
+                          f"check the address (e.g. tcp://host:8786) and that it is running") \
+            from exc
+    with client:
+        tag = uuid.uuid4().hex[:8]
+        futures = {}
+        for i in todo:
+            archive = pack_dir(dirs[i]) if dirs[i].is_dir() else None
+            fut = client.submit(run_point_portable, specs[i], archive, True, pure=False,
+                                key=f"mixlab-point-{i:03d}-{tag}")
+            futures[fut] = i
+        for fut in as_completed(futures):
+            i = futures.pop(fut)
+            try:
+                out = fut.result()
+            except Exception as exc:  # e.g. KilledWorker: the task killed worker after worker
+                out = _failed(f"on Dask: {one_line(exc)}")
+            else:
+                archive = out.pop("archive", None)
+                if archive:
+                    try:
+                        install_archive(archive, dirs[i])
+                    except Exception as exc:  # e.g. the client's disk is full
+                        out = _failed(f"the point ran on a Dask worker but its run directory "
+                                      f"could not be written to {dirs[i]}: {one_line(exc)}")
+            table.record(i, out)
+            fut.release()
+
+
+def describe_outcome(out: SweepOutcome) -> str:
+    """One line: how many points are complete, how many ran now, how many failed."""
+    n = len(out.status)
+    done = n - len(out.failed)
+    ran = out.count("ran") + out.count("resumed")
+    noop = out.count("complete")
+    parts = [f"{done} of {n} point(s) complete ({ran} run now, {noop} already complete)"]
+    if out.failed:
+        parts.append(f"{len(out.failed)} failed")
+    return ", ".join(parts) + f"; summary: {out.csv_path}"
+
+
+__all__ = ["COMPLETE", "FAILED", "PENDING", "SweepOutcome", "describe_outcome", "grid_points",
+           "one_line", "parse_grid", "plan", "point_dir", "run_point", "run_point_portable",
+           "run_sweep"]

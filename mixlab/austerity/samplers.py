@@ -299,3 +299,131 @@ class SGLD:
         if wrong is not None:
             stats["wrong"] = wrong
         return {"theta": theta_new, "ll": ll_new}, {"samples": theta_new}, stats
+
+
+# ------------------------------------------------------------------------------------------------
+# Registration of the built-in samplers (mixlab.registry.sampler); the classes above and in
+# .mrf are the algorithms, the factories below are what a spec's ``{method: NAME, ...}`` builds.
+#
+# logistic family: ``target`` is a :class:`mixlab.austerity.target_logistic.LogisticTarget`
+# (``posterior``: LogisticPosterior, ``theta0`` (chains, d): the start the spec's ``init`` chose).
+# mrf family: ``target`` is a :class:`mixlab.austerity.mrf.DenseMRF`.
+# A parameter whose default is null takes the experiment's top-level key of the same name (the
+# spec's ``sigma``, ``m``, ``step_size``, ``batch``, ``minibatch``); see experiments.py.
+
+from ..errors import SpecError  # noqa: E402
+from ..registry import sampler as _register  # noqa: E402
+from ..schema import Param  # noqa: E402
+from .hmc import HMC  # noqa: E402
+from .limits import MINIBATCH_MAX  # noqa: E402
+from .mrf import ApproxGibbs, ExactGibbs  # noqa: E402
+
+
+def _need(params: dict, key: str):
+    """The value of a shared parameter, or a SpecError naming the key when nothing set it."""
+    value = params.get(key)
+    if value is None:
+        raise SpecError(f"this sampler ({params.get('method')}) needs '{key}': set it in its "
+                        f"entry (the experiment has no top-level '{key}' to lend it)", key)
+    return value
+
+
+def _batch(target, params: dict) -> int:
+    batch, N = _need(params, "batch"), target.posterior.N
+    if batch > N:
+        raise SpecError(f"must be <= N = {N}, the number of training points", "batch")
+    return batch
+
+
+_EPS = Param(0.0, float, lo=0, hi=0.5, help="tolerance of the sequential MH test; 0 = the exact "
+                                             "test over all N data points")
+_M = Param(None, int, lo=2, hi=MINIBATCH_MAX, nullable=True,
+           help="minibatch of the sequential test (null: the spec's top-level m)")
+_STEP = Param(None, float, lo=0, lo_open=True, nullable=True,
+              help="SGLD step size α (null: the spec's top-level step_size)")
+_BATCH = Param(None, int, lo=1, hi=MINIBATCH_MAX, nullable=True,
+               help="SGLD gradient minibatch (null: the spec's top-level batch)")
+_TRACK = Param(False, bool, help="also compute the exact decision with the same u (stat "
+                                 "'wrong'; a full data pass per step, slows the sampler)")
+_BLOCK = Param(None, int, lo=1, hi=MINIBATCH_MAX, nullable=True,
+               help="rows (pair terms) per block of the sequential test's population; 1: the "
+                    "paper's per-point test (null: the spec's top-level test_block, else 1)")
+
+
+def _block(params: dict) -> int:
+    return int(params.get("test_block") or 1)
+
+
+@_register("logistic", "rw_mh", params={
+    "sigma": Param(None, float, lo=0, lo_open=True, nullable=True,
+                   help="random-walk proposal std (null: the spec's top-level sigma)"),
+    "eps": _EPS, "m": _M, "track_errors": _TRACK, "test_block": _BLOCK},
+    help="random-walk MH, θ' = θ + σξ, with the exact (eps = 0) or the sequential MH test")
+def _rw_mh(target, params: dict, chains: int) -> RandomWalkMH:
+    return RandomWalkMH(target.posterior, chains, sigma=_need(params, "sigma"),
+                        eps=params["eps"], m=_need(params, "m") if params["eps"] > 0 else 500,
+                        track_errors=params["track_errors"], init=target.theta0,
+                        block=_block(params))
+
+
+@_register("logistic", "sgld", params={"step_size": _STEP, "batch": _BATCH},
+           help="stochastic gradient Langevin dynamics, every proposal kept")
+def _sgld(target, params: dict, chains: int) -> SGLD:
+    return SGLD(target.posterior, chains, _need(params, "step_size"),
+                batch=_batch(target, params), correction="none", init=target.theta0, block=1)
+
+
+@_register("logistic", "sgld_mh", params={"step_size": _STEP, "batch": _BATCH, "eps": _EPS,
+                                          "m": _M, "track_errors": _TRACK, "test_block": _BLOCK},
+           help="SGLD proposals corrected by the exact (eps = 0) or the sequential MH test")
+def _sgld_mh(target, params: dict, chains: int) -> SGLD:
+    eps = params["eps"]
+    return SGLD(target.posterior, chains, _need(params, "step_size"), batch=_batch(target, params),
+                correction="sequential" if eps > 0 else "exact", eps=eps,
+                m=_need(params, "m") if eps > 0 else 500,
+                track_errors=params["track_errors"], init=target.theta0, block=_block(params))
+
+
+@_register("logistic", "hmc", params={
+    "leapfrog_step": Param(0.4, float, lo=0, lo_open=True,
+                           help="leapfrog step (in Laplace-whitened units with mass: laplace)"),
+    "n_leapfrog": Param(10, int, lo=1, hi=10_000, help="leapfrog steps per HMC step"),
+    "mass": Param("laplace", str, choices=("laplace", "identity"),
+                  help="mass matrix: the Laplace precision at the mode, or the identity")},
+    help="Hamiltonian Monte Carlo with full-data gradients (the ground truth's sampler)")
+def _hmc(target, params: dict, chains: int) -> HMC:
+    post = target.posterior
+
+    def logp_grad(th):
+        return post.log_posterior(th), post.grad_log_posterior(th)
+
+    mass = target.laplace()[1] if params["mass"] == "laplace" else None
+    return HMC(logp_grad, chains, target.theta0, params["leapfrog_step"], params["n_leapfrog"],
+               mass=mass, grad=post.grad_log_posterior)
+
+
+_MRF_TRACK = Param(False, bool, help="also emit p_exact (and, approx, exact_decision) per "
+                                     "update (the calibration experiment sets it)")
+
+
+@_register("mrf", "exact", params={"track": _MRF_TRACK},
+           help="exact systematic-scan Gibbs, the conditional by the quadratic form")
+def _gibbs_exact(model, params: dict, chains: int) -> ExactGibbs:
+    return ExactGibbs(model, chains, impl="quadratic", track=params["track"])
+
+
+@_register("mrf", "exact_lookup", params={"track": _MRF_TRACK},
+           help="exact Gibbs summing the N pair-table terms per update (the paper's cost model)")
+def _gibbs_lookup(model, params: dict, chains: int) -> ExactGibbs:
+    return ExactGibbs(model, chains, impl="lookup", track=params["track"])
+
+
+@_register("mrf", "approx", params={
+    "eps": Param(0.0, float, lo=0, hi=1, hi_open=True, help="tolerance of the sequential test"),
+    "minibatch": Param(None, int, lo=1, hi=MINIBATCH_MAX, nullable=True,
+                       help="pairs of potentials per minibatch (null: the spec's minibatch)"),
+    "track": _MRF_TRACK, "test_block": _BLOCK},
+    help="approximate Gibbs (paper §5): each conditional decided by the sequential test")
+def _gibbs_approx(model, params: dict, chains: int) -> ApproxGibbs:
+    return ApproxGibbs(model, chains, eps=params["eps"], m=_need(params, "minibatch"),
+                       track=params["track"], block=_block(params))

@@ -2,11 +2,16 @@
 
 Errors: a :class:`mixlab.errors.MixlabError` becomes a one-paragraph message on stderr with exit
 code 2 (usage/spec) or 1 (runtime); ``--debug`` shows the traceback instead.
+
+A closed stdout (``mixlab show RUN | head -1``) ends any command quietly with exit code 141
+(128 + SIGPIPE, what a shell reports for ``cat big | head -1``): no message, no traceback.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
+import select
 import sys
 
 import click
@@ -20,9 +25,14 @@ COMMANDS = {
     "plot": "mixlab.cli.plot_cmd:plot",
     "sweep": "mixlab.cli.sweep_cmd:sweep",
     "data": "mixlab.cli.data_cmd:data",
+    "specs": "mixlab.cli.specs_cmd:specs",
     "train": "mixlab.cli.train_cmd:train",
     "sample": "mixlab.cli.rbm_cmds:sample",
     "evaluate": "mixlab.cli.rbm_cmds:evaluate",
+    "plugins": "mixlab.cli.plugins_cmd:plugins",
+    "diagnose": "mixlab.cli.diagnose_cmd:diagnose",
+    "export": "mixlab.cli.export_cmd:export",
+    "compare": "mixlab.cli.compare_cmd:compare",
 }
 
 
@@ -32,6 +42,28 @@ class MixlabFailure(click.ClickException):
     def __init__(self, exc: MixlabError):
         super().__init__(str(exc))
         self.exit_code = exc.exit_code
+
+
+def stdout_is_closed() -> bool:
+    """True when nobody reads stdout any more (the read end of its pipe or socket is closed)."""
+    try:
+        poller = select.poll()
+        poller.register(sys.__stdout__.fileno(), select.POLLOUT)
+        return any(ev & (select.POLLERR | select.POLLHUP) for _, ev in poller.poll(0))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def end_quietly_on_closed_stdout() -> None:
+    """Exit 141 without a word; stdout is pointed at /dev/null first so that the interpreter's
+    final flush of buffered output does not print 'Exception ignored ... BrokenPipeError'."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.__stdout__.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+    sys.exit(141)
 
 
 class LazyGroup(click.Group):
@@ -63,6 +95,8 @@ class LazyGroup(click.Group):
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
         except Exception as exc:  # an unexpected failure: still one paragraph, exit code 1
+            if isinstance(exc, BrokenPipeError) and stdout_is_closed():
+                end_quietly_on_closed_stdout()
             if ctx.obj and ctx.obj.get("debug"):
                 raise
             raise MixlabFailure(MixlabError(
@@ -80,17 +114,35 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
     \b
     mixlab run SPEC.yaml [key.sub=value ...]   run (or resume) an experiment
+    mixlab run rates_fpcd/fig2 [...]           run a built-in spec (see: mixlab specs list)
     mixlab show RUN [--json]                   status, provenance, metrics, results
     mixlab plot RUN [-o FILE.png]              render figures from the run file
     mixlab sweep SPEC key=a,b,c ...            one run per grid point + summary
     mixlab data list|fetch|info                real data sets
+    mixlab specs list|show|copy                the papers' specs shipped with mixlab
+    mixlab plugins [--json]                    registered samplers, experiments, figures
     """
     ctx.ensure_object(dict)
     ctx.obj["debug"] = debug
 
 
 def main() -> None:
-    cli(prog_name="mixlab")
+    try:
+        cli.main(prog_name="mixlab")  # standalone: always ends in SystemExit
+    except SystemExit as exc:
+        code = exc.code
+    if type(sys.stdout).__name__ == "_PacifyFlushWrapper":
+        # click met the closed pipe in its own output (e.g. --help) and swallowed it, exit 1
+        end_quietly_on_closed_stdout()
+    # Output to a pipe is block-buffered: flush it here, where a closed pipe can still be
+    # handled, rather than in the interpreter's shutdown.
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        end_quietly_on_closed_stdout()
+    except (OSError, ValueError):
+        pass
+    sys.exit(code)
 
 
 if __name__ == "__main__":  # pragma: no cover

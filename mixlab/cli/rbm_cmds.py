@@ -19,13 +19,15 @@ import numpy as np
 from ..errors import MixlabError, UsageError
 from .options import force_option, quiet_option
 
-METHODS = ("gibbs", "rates-fpcd", "rates-herding", "sample-penalization")
+BUILTIN = ("gibbs", "rates-fpcd", "rates-herding", "sample-penalization")
 DATA = ("usps", "mnist", "mnist-5k", "fashion-mnist")
 
 
 @click.command("sample", context_settings={"show_default": True})
 @click.argument("model", type=click.Path(dir_okay=False))
-@click.option("--method", type=click.Choice(METHODS), default="rates-fpcd", help="sampler")
+@click.option("--method", default="rates-fpcd",
+              help="a registered rbm sampler: gibbs, rates-fpcd, rates-herding, "
+                   "sample-penalization, or a plugin's (see 'mixlab plugins')")
 @click.option("--n-samples", type=click.IntRange(min=1), default=10000,
               help="samples to draw in all (over every chain; rounded up to a multiple of "
                    "--chains)")
@@ -43,8 +45,11 @@ DATA = ("usps", "mnist", "mnist-5k", "fashion-mnist")
               help="initial state: random training examples or uniform noise")
 @click.option("--emit", type=click.Choice(["binary", "means", "both"]), default="binary",
               help="what to store: binary samples x, E[x|h] (float32) or both")
-@click.option("--data", "data_name", type=click.Choice(DATA), default="usps",
-              help="training data (for the rates R and --init data)")
+@click.option("--data", "data_name", type=click.Choice(DATA), default=None,
+              help="training data (for the rates R and --init data) [default: usps]")
+@click.option("--data-file", type=click.Path(dir_okay=False), default=None,
+              help="your own training images instead of --data (.npy, .npz or IDX, values in "
+                   "[0, 1]; see docs/rates_fpcd.md)")
 @click.option("--binarize", type=click.FloatRange(0, 1), default=0.5,
               help="binarisation threshold of the data")
 @click.option("--seed", type=click.IntRange(min=0), default=0, help="random seed")
@@ -53,28 +58,40 @@ DATA = ("usps", "mnist", "mnist-5k", "fashion-mnist")
 @force_option
 @quiet_option
 def sample(model, method, n_samples, eps_f, alpha, k, chains, shared_fast_weights, init, emit,
-           data_name, binarize, seed, out, force, quiet):
+           data_name, data_file, binarize, seed, out, force, quiet):
     """Draw samples from the trained RBM in MODEL (HDF5 from 'mixlab train') into a run
     directory.  Example: mixlab sample model.h5 --method rates-fpcd --n-samples 100000 -o run/"""
+    from .. import registry
     from ..context import execute
+    from ..errors import SpecError
     from ..spec import resolve
 
     if not Path(model).is_file():
         raise UsageError(f"model file not found: {model}")
+    try:
+        kind = registry.get_sampler("rbm", method, "--method")
+    except SpecError as exc:
+        raise click.BadParameter(str(exc).split(": ", 1)[-1], param_hint="--method") from None
     herd = method == "rates-herding"
-    if eps_f is None:
-        eps_f = 0.0 if method == "gibbs" else (0.1 if herd else 0.01)
-    if alpha is None:
-        alpha = 0.95 if method == "sample-penalization" else 1.0
-    if k is None:
-        k = 100 if herd else 1
-    if method == "sample-penalization" and alpha >= 1:
+    # the options given on the command line, then the built-in samplers' defaults; a sampler
+    # gets the settings it declares (its registered params), a plugin's own defaults otherwise
+    given = {"eps_f": eps_f, "alpha": alpha, "k": k,
+             "shared": True if shared_fast_weights else None}
+    unknown = [key for key, v in given.items() if v is not None and key not in kind.params]
+    if unknown:
+        flags = "/".join("--" + {"shared": "shared-fast-weights"}.get(key, key.replace("_", "-"))
+                         for key in unknown)
+        raise click.BadParameter(f"{method} takes no {flags} (its settings: "
+                                 f"{', '.join(kind.params) or 'none'})", param_hint="--method")
+    defaults = {"eps_f": 0.1 if herd else 0.01,
+                "alpha": 0.95 if method == "sample-penalization" else 1.0,
+                "k": 100 if herd else 1, "shared": False}
+    entry = {key: (v if v is not None else defaults[key]) for key, v in given.items()
+             if key in kind.params and (v is not None or method in BUILTIN)}
+    if method == "sample-penalization" and entry["alpha"] >= 1:
         raise click.BadParameter("sample-penalization needs --alpha < 1 (with alpha = 1 it "
-                                 f"drifts to the uniform distribution); got {alpha}",
+                                 f"drifts to the uniform distribution); got {entry['alpha']}",
                                  param_hint="--alpha")
-    if method == "gibbs" and (eps_f or alpha != 1.0 or shared_fast_weights):
-        raise click.BadParameter("gibbs has no fast weights: --eps-f/--alpha/"
-                                 "--shared-fast-weights do not apply", param_hint="--method")
     if herd and emit != "binary":
         raise click.BadParameter(f"rates-herding produces binary samples only; got --emit {emit}",
                                  param_hint="--emit")
@@ -83,10 +100,9 @@ def sample(model, method, n_samples, eps_f, alpha, k, chains, shared_fast_weight
     raw = {
         "name": Path(out).name or "sample", "experiment": "rates_fpcd.sample", "seed": seed,
         "description": f"{method} samples from {model}",
-        "data": {"name": data_name, "binarize": binarize},
+        "data": _data_section(data_name, data_file, binarize),
         "model_file": str(Path(model).resolve()),
-        "samplers": {method: {"method": method, "eps_f": eps_f, "alpha": alpha, "k": k,
-                              "shared": shared_fast_weights}},
+        "samplers": {method: {"method": method, **entry}},
         "chains": chains, "init": init, "budget": {"draws": draws}, "record": record,
         "isl": {"enabled": False},
     }
@@ -98,6 +114,15 @@ def sample(model, method, n_samples, eps_f, alpha, k, chains, shared_fast_weight
         click.echo(f"{draws * chains} samples ({chains} chain(s) x {draws}) in {run_dir}")
 
 
+def _data_section(data_name: str | None, data_file: str | None, binarize: float) -> dict:
+    """The spec's ``data`` section for --data / --data-file (one of them; usps by default)."""
+    if data_name and data_file:
+        raise click.BadParameter("give --data or --data-file, not both", param_hint="--data-file")
+    if data_file:
+        return {"file": str(Path(data_file).resolve()), "binarize": binarize}
+    return {"name": data_name or "usps", "binarize": binarize}
+
+
 @click.group("evaluate")
 def evaluate():
     """Evaluate a run's stored samples."""
@@ -106,7 +131,9 @@ def evaluate():
 @evaluate.command("isl", context_settings={"show_default": True})
 @click.argument("run_dir", metavar="RUN", type=click.Path(exists=True, file_okay=False))
 @click.option("--data", "data_name", type=click.Choice(DATA), default=None,
-              help="data set [default: the run spec's data.name]")
+              help="data set [default: the run spec's data]")
+@click.option("--data-file", type=click.Path(dir_okay=False), default=None,
+              help="your own images (.npy, .npz or IDX) [default: the run spec's data]")
 @click.option("--binarize", type=click.FloatRange(0, 1), default=None,
               help="threshold [default: the run spec's data.binarize, else 0.5]")
 @click.option("--stream", "streams", multiple=True,
@@ -118,11 +145,12 @@ def evaluate():
 @click.option("--test-max", type=click.IntRange(min=2), default=None,
               help="use only the first n test examples")
 @click.option("--json", "as_json", is_flag=True, help="print the curves as JSON, write nothing")
-def evaluate_isl(run_dir, data_name, binarize, streams, key, points, test_max, as_json):
+def evaluate_isl(run_dir, data_name, data_file, binarize, streams, key, points, test_max, as_json):
     """ISL of the test set vs number of samples for the stored streams of RUN (bandwidth chosen
     on the validation set at each point); written as metric isl/<stream> into RUN."""
-    from ..data import load
     from ..rbm.isl import ISLEvaluator
+    from ..rbm.target import data_schema, load_data
+    from ..schema import validate
     from ..store import RunReader, RunStore
 
     with RunReader(run_dir) as r:
@@ -136,12 +164,19 @@ def evaluate_isl(run_dir, data_name, binarize, streams, key, points, test_max, a
                 raise click.BadParameter(f"no stream '{n}' in {run_dir}; streams: "
                                          f"{', '.join(sorted(available))}",
                                          param_hint="--stream")
-        dspec = spec.get("data") or {}
-        name = data_name or dspec.get("name")
-        if name is None:
-            raise click.UsageError("the run's spec names no data set: give --data")
-        thr = binarize if binarize is not None else dspec.get("binarize", 0.5)
-        ds = load(name, binarize=thr)
+        dspec = dict(spec.get("data") or {})
+        if data_name or data_file:
+            thr = binarize if binarize is not None else dspec.get("binarize", 0.5)
+            dspec = _data_section(data_name, data_file, thr)
+        elif not (dspec.get("name") or dspec.get("file")):
+            raise click.UsageError("the run's spec names no data set: give --data or "
+                                   "--data-file")
+        elif binarize is not None:
+            dspec["binarize"] = binarize
+        dspec.setdefault("binarize", 0.5)
+        dspec = {k: v for k, v in dspec.items() if k in data_schema()}
+        ds = load_data({"data": validate(dspec, data_schema(), "data")})
+        name = ds.name
         Xt = ds.test.X if test_max is None else ds.test.X[:test_max]
         Xv = ds.valid.X
         out = {}
@@ -172,6 +207,7 @@ def evaluate_isl(run_dir, data_name, binarize, streams, key, points, test_max, a
                             y_label="ISL (nats)", data=name, centres=c["key"])
             st.set_result(f"isl_final/{n}", float(c["isl"][-1]))
             st.set_result(f"isl_final_se/{n}", float(c["se"][-1]))
+        st.set_result("isl_test_points", int(Xt.shape[0]))
     for n, c in out.items():
         click.echo(f"{n}: ISL {c['isl'][-1]:.2f} ± {c['se'][-1]:.2f} with "
                    f"{int(c['samples'][-1])} samples ({c['key']}, {name} test set)")

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from .. import registry
+from ..builtin_specs import resolve_spec
 from ..context import default_run_dir, execute
 from ..schema import describe
 from ..spec import RESERVED, dump, load_spec, spec_hash
@@ -31,6 +32,9 @@ def run(spec_file, overrides, scale, out, seed, dry_run, force, replace, quiet, 
         help_spec):
     """Run the experiment described by SPEC (a YAML file), with dotted overrides.
 
+    SPEC may also name a spec shipped with mixlab, e.g. rates_fpcd/fig2 ('mixlab specs list';
+    'mixlab specs copy NAME' to edit one); a path that exists always wins over a name.
+
     Re-running a complete spec does nothing and says where its results are; an interrupted
     run resumes from its last checkpoint; --force starts afresh."""
     if list_kinds:
@@ -38,8 +42,9 @@ def run(spec_file, overrides, scale, out, seed, dry_run, force, replace, quiet, 
             click.echo(f"{name:40s} {kind.help.splitlines()[0] if kind.help else ''}")
         return
     if spec_file is None:
-        raise click.UsageError("missing SPEC (a YAML experiment spec); see experiments/")
-    spec = load_spec(spec_file, overrides=overrides, scale=scale, seed=seed)
+        raise click.UsageError("missing SPEC (a YAML experiment spec, or a built-in spec name: "
+                               "see 'mixlab specs list')")
+    spec = load_spec(resolve_spec(spec_file), overrides=overrides, scale=scale, seed=seed)
     if help_spec:
         kind = registry.get_experiment(spec["experiment"])
         for key, default, help_ in describe({**RESERVED, **kind.schema}):

@@ -30,8 +30,8 @@ def run_summary(run: RunReader) -> dict:
     metrics = {m: {s: {"x": _clean(c["x"]), "y": _clean(c["y"]),
                        **({"yerr": _clean(c["yerr"])} if c["yerr"] is not None else {})}
                    for s, c in series.items()} for m, series in run.metrics().items()}
-    return {"status": run.status, "results": {k: _clean(v) for k, v in run.results().items()},
-            "metrics": metrics}
+    return {"status": run.status, "live_status": run.live_status(),
+            "results": {k: _clean(v) for k, v in run.results().items()}, "metrics": metrics}
 
 
 @click.command("show")
@@ -60,7 +60,7 @@ def show(run_dir, as_json):
             return
         a = run.attrs
         click.echo(f"run       {run.run_dir}")
-        click.echo(f"status    {run.status}")
+        click.echo(f"status    {run.live_status()}")
         click.echo(f"spec      {run.spec.get('name')} ({a.get('experiment')}, scale "
                    f"{run.spec.get('scale')}, seed {run.spec.get('seed')})")
         click.echo(f"mixlab    {a.get('mixlab_version')}  git {str(a.get('git_commit'))[:12]}"
@@ -94,7 +94,7 @@ def show(run_dir, as_json):
         stages = run.stage_names()
         if stages:
             click.echo(f"stages    {len(stages)} cached")
-        if run.status != "complete":
+        if run.status not in ("complete", "running"):
             click.echo(f"note: this run is {run.status}; run its spec again to resume it",
                        err=True)
     if not (p / "run.h5").exists():

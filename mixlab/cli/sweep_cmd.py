@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import click
 
-from ..sweep import plan, run_sweep
+from ..builtin_specs import resolve_spec
+from ..errors import MixlabError
+from ..sweep import describe_outcome, plan, run_sweep
 from .options import quiet_option, scale_option, seed_option
 
 
@@ -21,22 +23,46 @@ from .options import quiet_option, scale_option, seed_option
               help="local worker processes")
 @click.option("--scheduler", default=None, metavar="ADDRESS",
               help="Dask scheduler address (needs the 'dask' extra), e.g. tcp://host:8786")
-@click.option("--dry-run", is_flag=True, help="list the points and their run directories")
+@click.option("--dry-run", is_flag=True,
+              help="list the points, their run directories and what a run would do to each")
 @quiet_option
 def sweep(spec_file, axes, scale, seed, overrides, out, workers, scheduler, dry_run, quiet):
     """Run SPEC at every point of the grid given by KEY=A,B,C axes (or the spec's 'sweep.grid').
+    SPEC is a YAML file or a built-in spec name (see 'mixlab run --help').
 
     Each point is a run of its own, seeded by its index in the grid; a summary table is written
-    to the sweep directory as sweep.csv (see 'mixlab show SWEEP_DIR')."""
-    from ..sweep import grid_points, point_dir
+    to the sweep directory as sweep.csv (see 'mixlab show SWEEP_DIR'), one row per point with
+    its status (complete, failed, pending) and, for a failed point, the reason.
 
-    sweep_dir, specs, summary, grid = plan(spec_file, axes, scale=scale, seed=seed, out=out,
-                                           extra_overrides=overrides)
+    A point that fails does not stop the others; the command then lists the failures and exits
+    1. Running the same command again re-runs only the failed or unfinished points (complete
+    ones are left as they are). With --scheduler, the workers need no file system shared with
+    this machine: each point runs in a temporary directory on its worker and its run directory
+    comes back here; a point whose worker dies is re-run on another worker."""
+    from ..sweep import existing_run, grid_points, point_dir
+
+    sweep_dir, specs, summary, grid = plan(resolve_spec(spec_file), axes, scale=scale, seed=seed,
+                                           out=out, extra_overrides=overrides)
     points = grid_points(grid)
     if dry_run:
-        for i, p in enumerate(points):
-            click.echo(f"{point_dir(sweep_dir, i, p)}  {p}")
+        what = {"complete": "complete (skipped)", "other": "holds another spec's run (refused)",
+                "todo": "would run"}
+        for i, (p, s) in enumerate(zip(points, specs)):
+            d = point_dir(sweep_dir, i, p)
+            state, _ = existing_run(s, d)
+            if state == "todo" and (d / "run.h5").exists():
+                state_text = "would resume or re-run"
+            else:
+                state_text = what[state]
+            click.echo(f"{d}  {p}  {state_text}")
         return
-    csv_path = run_sweep(sweep_dir, specs, grid, summary, workers=workers, scheduler=scheduler,
-                         quiet=quiet)
-    click.echo(f"{len(points)} point(s) complete; summary: {csv_path}")
+    outcome = run_sweep(sweep_dir, specs, grid, summary, workers=workers, scheduler=scheduler,
+                        quiet=quiet)
+    click.echo(describe_outcome(outcome))
+    if outcome.failed:
+        for i in outcome.failed:
+            click.echo(f"  failed: {outcome.dirs[i]}: {outcome.error[i] or outcome.status[i]}",
+                       err=True)
+        raise MixlabError(f"{len(outcome.failed)} of {len(points)} sweep point(s) failed (listed "
+                          f"above and in {outcome.csv_path}); fix the cause and run the same "
+                          f"command again: it re-runs only those points")

@@ -216,14 +216,22 @@ def _read_parsed(spec: DatasetSpec, path: Path) -> dict | None:
 
 
 def _write_parsed(path: Path, arrays: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = make_temp(path.parent, path.stem)
+    """Cache the parsed arrays (temp file, fsync, rename). The cache only saves time: when it
+    cannot be written (a full disk, a read-only cache) the load goes on without it and no
+    partial file is left behind."""
+    tmp = None
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = make_temp(path.parent, path.stem)
         with os.fdopen(fd, "wb") as fh:
             np.savez(fh, **arrays)
+            fh.flush()
+            os.fsync(fh.fileno())
         os.replace(tmp, path)
+    except OSError:
+        pass
     finally:
-        if os.path.exists(tmp):
+        if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)
 
 

@@ -1,9 +1,10 @@
 """Installing source files: cache directory, local mirror, system directories, download.
 
-Every install goes to a temporary file in the destination directory, is verified (md5, or the
-content check of files without a recorded md5) and only then moved into place with
-``os.replace``; a failed install removes its temporary file and leaves any previous copy as it
-was.
+Every install goes to a temporary file in the destination directory (a dot-name ending in
+``.part``, which no load ever looks at), is fsynced, verified (md5, or the content check of files
+without a recorded md5) and only then moved into place with ``os.replace`` (and the directory
+fsynced); a failed install (a bad checksum, a network error, a full disk) removes its temporary
+file and leaves any previous copy as it was, so a later load never finds half a file.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from __future__ import annotations
 import gzip
 import hashlib
 import os
-import shutil
 import tempfile
 import urllib.error
 import urllib.request
@@ -100,36 +100,87 @@ def local_sources(spec: DatasetSpec, f: FileSpec) -> list[Path]:
     return out
 
 
+def fsync_dir(directory: Path) -> None:
+    """Make a rename in ``directory`` durable (best effort: not every file system allows it)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+class _WriteFailure(Exception):
+    """Writing the cache failed (full disk, quota, I/O error): not the source's fault."""
+
+
 def _install(f: FileSpec, fill) -> Path:
-    """Write ``f`` to the cache through ``fill(fh)`` into a temp file, verify, os.replace."""
+    """Write ``f`` to the cache through ``fill(write)`` into a temp file, fsync, verify,
+    os.replace. ``fill`` calls ``write(chunk)`` for each chunk it reads from its source."""
     dest = cache_path(f)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = make_temp(dest.parent, f.name)
+    try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = make_temp(dest.parent, f.name)
+    except OSError as exc:
+        raise DataError(f"cannot write the data cache {dest.parent}: {exc.strerror or exc}; "
+                        f"set MIXLAB_DATA_DIR to a writable directory") from None
+    kept = f" (the previous copy {dest} was kept)" if dest.exists() else ""
     try:
         with os.fdopen(fd, "wb") as fh:
-            fill(fh)
+            def write(chunk: bytes) -> None:
+                try:
+                    fh.write(chunk)
+                except OSError as exc:
+                    raise _WriteFailure(exc) from exc
+            fill(write)
+            try:
+                fh.flush()
+                os.fsync(fh.fileno())
+            except OSError as exc:
+                raise _WriteFailure(exc) from exc
         try:
             verify(f, tmp)
         except DataError as exc:
-            raise DataError(f"{exc}; the file was not installed"
-                            + (f" (the previous copy {dest} was kept)" if dest.exists() else "")
-                            ) from exc
+            raise DataError(f"{exc}; the file was not installed{kept}") from exc
         os.replace(tmp, dest)
+        fsync_dir(dest.parent)
+    except _WriteFailure as exc:
+        cause = exc.args[0]
+        raise DataError(f"could not write {f.relpath} into {dest.parent}: "
+                        f"{getattr(cause, 'strerror', None) or cause}; nothing was installed"
+                        f"{kept}. Free space (or set MIXLAB_DATA_DIR to a disk with room) and "
+                        f"run the same command again") from None
+    except OSError as exc:  # closing or renaming the temporary file failed
+        raise DataError(f"could not install {f.relpath} into {dest.parent}: "
+                        f"{exc.strerror or exc}; nothing was installed{kept}. Free space (or "
+                        f"set MIXLAB_DATA_DIR to a disk with room) and run the same command "
+                        f"again") from None
     finally:
-        if tmp.exists():
-            tmp.unlink()
+        try:
+            if tmp.exists():
+                tmp.unlink()
+        except OSError:
+            pass
     return dest
 
 
 def install_local(f: FileSpec, src: Path) -> Path:
     """Copy a local file (mirror or system dir) into the cache, verified."""
-    def fill(fh):
+    def fill(write):
         with open(src, "rb") as s:
-            shutil.copyfileobj(s, fh, CHUNK)
+            for chunk in iter(lambda: s.read(CHUNK), b""):
+                write(chunk)
     try:
         return _install(f, fill)
     except DataError as exc:
-        raise DataError(f"{exc} [source: {src}]") from None
+        msg = str(exc)
+        if "could not write" in msg or "could not install" in msg:
+            raise
+        raise DataError(f"{msg} [source: {src}]") from None
 
 
 def download(f: FileSpec) -> Path:
@@ -138,10 +189,11 @@ def download(f: FileSpec) -> Path:
         raise DataError(f"{f.relpath} cannot be downloaded directly; put it in a mirror "
                         f"directory as <mirror>/{f.relpath} and set MIXLAB_DATA_MIRROR")
 
-    def fill(fh):
+    def fill(write):
         try:
             with urlopen(f.url, timeout=60) as resp:
-                shutil.copyfileobj(resp, fh, CHUNK)
+                for chunk in iter(lambda: resp.read(CHUNK), b""):
+                    write(chunk)  # a write failure is a _WriteFailure, not caught here
         except (urllib.error.URLError, OSError, ValueError) as exc:
             raise DataError(f"could not download {f.url}: {exc}. Without internet access, "
                             f"set MIXLAB_DATA_MIRROR to a directory holding {f.relpath}") \
@@ -150,7 +202,8 @@ def download(f: FileSpec) -> Path:
         return _install(f, fill)
     except DataError as exc:
         msg = str(exc)
-        if "could not download" not in msg:
+        if "could not download" not in msg and "could not write" not in msg \
+                and "could not install" not in msg:
             msg += f" [source: {f.url}]"
         raise DataError(msg) from None
 

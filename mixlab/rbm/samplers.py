@@ -29,9 +29,12 @@ from typing import Any
 import numpy as np
 
 from mixlab.rbm.fast_weights import mean_abs_diff, sparse_vis_to_hid, update_weights
+from mixlab.registry import sampler as register_sampler
+from mixlab.schema import Param
 
 EMIT_CHOICES = ("binary", "means", "both")
 INIT_CHOICES = ("data", "noise")
+# the built-in samplers (every one registered below for the "rbm" family; plugins add more)
 METHODS = ("gibbs", "rates-fpcd", "rates-herding", "sample-penalization")
 
 _F32 = np.float32
@@ -214,6 +217,12 @@ class _Base:
             idx = rng.integers(0, self.init_data.shape[0], size=self.chains)
             return (np.asarray(self.init_data[idx], dtype=_F32) > 0.5).astype(_F32)
         return (rng.random((self.chains, self.V)) < 0.5).astype(_F32)
+
+    @property
+    def draw_keys(self) -> tuple[str, ...]:
+        """The keys of the draws ``step`` emits (``samples`` and/or ``means``)."""
+        return {"binary": ("samples",), "means": ("means",),
+                "both": ("samples", "means")}[self.emit]
 
     def _draws(self, x: np.ndarray, px: np.ndarray | None) -> dict[str, np.ndarray]:
         out = {}
@@ -455,20 +464,72 @@ class RatesHerding(_FastWeights):
         return state, self._draws(x, None), stats
 
 
-def make_sampler(method: str, rbm: Any, *, rates: dict | None = None, eps_f: float = 0.0,
-                 alpha: float = 1.0, k: int = 1, chains: int = 1, shared: bool = False,
-                 init: str = "data", init_data: np.ndarray | None = None,
-                 emit: str = "means"):
-    """Build a sampler by method name (one of :data:`METHODS`)."""
-    if method == "gibbs":
-        return Gibbs(rbm, k=k, chains=chains, init=init, init_data=init_data, emit=emit)
-    if method == "rates-fpcd":
-        return RatesFPCD(rbm, eps_f=eps_f, alpha=alpha, k=k, chains=chains, shared=shared,
-                         rates=rates, init=init, init_data=init_data, emit=emit)
-    if method == "rates-herding":
-        return RatesHerding(rbm, eps_f=eps_f, alpha=alpha, k=k, chains=chains, shared=shared,
-                            rates=rates, init=init, init_data=init_data, emit=emit)
-    if method == "sample-penalization":
-        return SamplePenalization(rbm, eps_f=eps_f, alpha=alpha, k=k, chains=chains,
-                                  shared=shared, init=init, init_data=init_data, emit=emit)
-    raise ValueError(f"unknown sampler method {method!r}; known: {', '.join(METHODS)}")
+# ---------------------------------------------------------------------------------------------
+# registration: the "rbm" family's built-in samplers (mixlab.registry.sampler).  A factory gets
+# the target (mixlab.rbm.target.RBMTarget: an RBM with W (V,H), b (V,), c (H,), plus the binary
+# training set ``train_X`` (N,V), the rates ``rates`` (or None: computed here from train_X), the
+# initial-state mode ``init`` and the draws wanted ``emit``), the spec entry's params and the
+# number of chains.
+
+_K = Param(1, int, lo=1, help="block-Gibbs steps per emitted sample")
+_EPS_F = Param(0.0, float, lo=0, help="fast-weight step size ε_F")
+_ALPHA = Param(1.0, float, lo=0, hi=1, help="fast-weight decay α")
+_SHARED = Param(False, bool, help="one θ_F shared by all chains (mean statistics) instead of one "
+                                  "per chain")
+FAST_WEIGHT_PARAMS = {"eps_f": _EPS_F, "alpha": _ALPHA, "k": _K, "shared": _SHARED}
+
+
+def _start(target: Any) -> dict:
+    """The keyword arguments every built-in sampler takes from the target."""
+    return {"init": getattr(target, "init", "data"),
+            "init_data": getattr(target, "train_X", None),
+            "emit": getattr(target, "emit", "both")}
+
+
+def _rates(target: Any) -> dict:
+    """The target's rates R, computed from its training set when it carries none."""
+    R = getattr(target, "rates", None)
+    if R is None:
+        X = getattr(target, "train_X", None)
+        if X is None:
+            raise ValueError("rates-FPCD needs the rates R or the training set they come from "
+                             "(target.rates or target.train_X)")
+        R = compute_rates(target, X)
+    return R
+
+
+@register_sampler("rbm", "gibbs", params={"k": _K},
+                  help="block Gibbs sampling, k steps with θ between emitted samples")
+def gibbs_factory(target: Any, params: dict, chains: int) -> Gibbs:
+    return Gibbs(target, k=params["k"], chains=chains, **_start(target))
+
+
+@register_sampler("rbm", "rates-fpcd", params=FAST_WEIGHT_PARAMS,
+                  help="rates-FPCD (the paper's Algorithm 1): Gibbs with θ + θ_F, θ_F pulled "
+                       "towards the rates R and away from the chain's own statistics")
+def rates_fpcd_factory(target: Any, params: dict, chains: int) -> RatesFPCD:
+    return RatesFPCD(target, eps_f=params["eps_f"], alpha=params["alpha"], k=params["k"],
+                     chains=chains, shared=params["shared"], rates=_rates(target),
+                     **_start(target))
+
+
+@register_sampler("rbm", "rates-herding", params=FAST_WEIGHT_PARAMS,
+                  help="rates-herding: the deterministic hill-climb under θ + θ_F (k = most "
+                       "rounds); binary samples only")
+def rates_herding_factory(target: Any, params: dict, chains: int) -> RatesHerding:
+    return RatesHerding(target, eps_f=params["eps_f"], alpha=params["alpha"], k=params["k"],
+                        chains=chains, shared=params["shared"], rates=_rates(target),
+                        **{**_start(target), "emit": "binary"})
+
+
+@register_sampler("rbm", "sample-penalization",
+                  params={**FAST_WEIGHT_PARAMS,
+                          "alpha": Param(0.95, float, lo=0, hi=1, hi_open=True,
+                                         help="fast-weight decay α; must be < 1 (with α = 1 the "
+                                              "penalties grow without bound and the chain "
+                                              "drifts to the uniform distribution)")},
+                  help="sample penalization: rates-FPCD with R = 0 (needs α < 1)")
+def sample_penalization_factory(target: Any, params: dict, chains: int) -> SamplePenalization:
+    return SamplePenalization(target, eps_f=params["eps_f"], alpha=params["alpha"],
+                              k=params["k"], chains=chains, shared=params["shared"],
+                              **_start(target))

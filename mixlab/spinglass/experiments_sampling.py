@@ -30,35 +30,58 @@ import time
 
 import numpy as np
 
-from ..errors import MixlabError, SpecError
+from .. import registry
+from ..errors import SpecError
 from ..registry import experiment, figure
-from ..schema import Param
+from ..schema import MapOf, Param, SamplerEntry
 from . import mcmc
 from .exact import marginals as exact_marginals
-from .model import random_spin_glass
+from .model import SpinGlass, random_spin_glass
+from .samplers import PERTURB_AND_MAP
+from .summaries import summarizer
+from .target import MODEL_SCHEMA, SpinGlassTarget, coupling_signs, load_user_model, require_exact
 
-PM_METHODS = ("local", "pairwise")
-METHODS = PM_METHODS + tuple(mcmc.SAMPLERS)
+PM_METHODS = PERTURB_AND_MAP
+METHODS = PM_METHODS + ("gibbs", "metropolis", "swendsen_wang")
 LABELS = {"local": "perturb-MAP (local)", "pairwise": "perturb-MAP (pairwise)",
           "gibbs": "Gibbs", "metropolis": "Metropolis", "swendsen_wang": "Swendsen-Wang"}
 COLORS = {"local": "C0", "pairwise": "C1", "gibbs": "C2", "metropolis": "C3",
           "swendsen_wang": "C4"}
+#: the papers' five samplers, each under its own name (the specs' default)
+DEFAULT_SAMPLERS = {m: {"method": m} for m in METHODS}
 
 
-def _pm_sampler(kind: str, model, chains: int):
-    """The perturb-and-MAP sampler of :mod:`mixlab.spinglass.perturb` (local or pairwise)."""
+def samplers_schema():
+    return MapOf(SamplerEntry("spinglass"), default=DEFAULT_SAMPLERS, min_len=1,
+                 help="label -> {method: a registered spinglass sampler, its own keys}; "
+                      "perturb-and-MAP samplers (local, pairwise) get the perturb budget and "
+                      "chains, every other sampler the mcmc ones")
+
+
+def is_perturb_and_map(entry: dict) -> bool:
+    return entry["method"] in PM_METHODS
+
+
+def build_sampler(label: str, entry: dict, model: SpinGlass, chains: int, init: str):
+    """The registered sampler of ``entry`` for ``model``; a factory's SpecError or ValueError is
+    re-keyed to ``samplers.<label>``."""
+    kind = registry.get_sampler("spinglass", entry["method"], f"samplers.{label}.method")
+    params = {k: v for k, v in entry.items() if k != "method"}
     try:
-        from . import perturb
-    except ModuleNotFoundError as exc:  # pragma: no cover - depends on the other module
-        raise MixlabError("perturb-and-MAP samplers need mixlab/spinglass/perturb.py, which is "
-                          f"not installed ({exc})") from None
-    return perturb.PerturbMAPSampler(model, chains=chains, perturbation=kind)
+        return kind.factory(SpinGlassTarget.of(model, init), params, chains)
+    except SpecError as exc:
+        msg = str(exc).removeprefix(f"spec key '{exc.key}': ") if exc.key else str(exc)
+        raise SpecError(msg, f"samplers.{label}" + (f".{exc.key}" if exc.key else "")) from None
+    except ValueError as exc:
+        raise SpecError(f"{entry['method']}: {exc}", f"samplers.{label}") from None
 
 
-def _make(method: str, model, chains: int, init: str):
-    if method in PM_METHODS:
-        return _pm_sampler(method, model, chains)
-    return mcmc.make_sampler(method, model, chains, init=init)
+def series_style(label: str, entry: dict | None, k: int) -> tuple[str, str]:
+    """(legend label, colour) of a series: the papers' samplers keep theirs."""
+    method = (entry or {}).get("method", label)
+    if label == method and method in LABELS:
+        return LABELS[method], COLORS[method]
+    return (label if label == method else f"{label} ({method})"), f"C{5 + k % 5}"
 
 
 GRID = {"rows": Param(10, int, lo=1, help="grid rows"),
@@ -85,21 +108,19 @@ SCHEMA_COUPLING = {
     "mixed": Param(False, bool, help="mixed-sign couplings (pairwise MAP then needs "
                                      "max-product)"),
     "models": Param(2, int, lo=1, help="random models per coupling (errors are averaged)"),
-    "samplers": Param(list(METHODS), list, item=str, choices=METHODS, min_len=1,
-                      help="samplers to compare"),
+    "samplers": samplers_schema(),
     "mcmc": MCMC,
     "perturb": PERTURB,
 }
 
 
-def _run_mcmc(method, model, p, rng):
-    """Marginal estimate of an MCMC sampler under the update budget: (P̂ (R, C), seconds,
-    site updates used)."""
+def _run_mcmc(s, model, p, rng):
+    """Marginal estimate of an MCMC sampler ``s`` (``p["chains"]`` chains) under the update
+    budget: (P̂ (R, C), seconds, site updates used)."""
     n = model.n
     chains = p["chains"]
     sweeps = max(1, math.ceil(p["updates"] / (chains * n)))
     burn = int(p["burn_in"] * sweeps)
-    s = mcmc.make_sampler(method, model, chains, init=p["init"])
     t0 = time.perf_counter()
     st = s.init(rng)
     acc = np.zeros(model.shape)
@@ -111,8 +132,7 @@ def _run_mcmc(method, model, p, rng):
     return acc / (chains * (sweeps - burn)), secs, sweeps * chains * n
 
 
-def _run_pm(method, model, p, rng):
-    s = _pm_sampler(method, model, p["chains"])
+def _run_pm(s, model, p, rng):
     steps = math.ceil(p["samples"] / p["chains"])
     t0 = time.perf_counter()
     st = s.init(rng)
@@ -130,8 +150,9 @@ def _run_pm(method, model, p, rng):
 def run_marginals_vs_coupling(ctx) -> None:
     p = ctx.params
     R, C = p["grid"]["rows"], p["grid"]["cols"]
-    methods = list(dict.fromkeys(p["samplers"]))
-    if any(m == "pairwise" for m in methods) and min(R, C) > 20:
+    entries = p["samplers"]
+    methods = list(entries)
+    if any(e["method"] == "pairwise" for e in entries.values()) and min(R, C) > 20:
         raise SpecError("pairwise perturbations need exact max-product: the narrow side of the "
                         "grid must be <= 20", "grid")
     cs = [float(c) for c in p["couplings"]]
@@ -149,10 +170,10 @@ def run_marginals_vs_coupling(ctx) -> None:
                 truth = exact_marginals(model)
                 for m in methods:
                     rng = ctx.rng("sample", m, ci, k)
-                    if m in PM_METHODS:
-                        est, sec, u = _run_pm(m, model, p["perturb"], rng)
-                    else:
-                        est, sec, u = _run_mcmc(m, model, p["mcmc"], rng)
+                    pm = is_perturb_and_map(entries[m])
+                    budget = p["perturb"] if pm else p["mcmc"]
+                    s = build_sampler(m, entries[m], model, budget["chains"], p["mcmc"]["init"])
+                    est, sec, u = (_run_pm if pm else _run_mcmc)(s, model, budget, rng)
                     out[f"{m}.error"][k] = np.mean(np.abs(est - truth))
                     out[f"{m}.seconds"][k] = sec
                     out[f"{m}.updates"][k] = u
@@ -178,12 +199,20 @@ def run_marginals_vs_coupling(ctx) -> None:
 
 def _budget_text(spec: dict, methods) -> str:
     parts = []
-    if any(m not in PM_METHODS for m in methods):
+    entries = spec["samplers"]
+    pm = {m for m in methods if entries.get(m, {}).get("method", m) in PM_METHODS}
+    if set(methods) - pm:
         parts.append(f"MCMC {spec['mcmc']['updates']:.0e} site updates "
                      f"({spec['mcmc']['chains']} chains)")
-    if any(m in PM_METHODS for m in methods):
+    if pm:
         parts.append(f"P&M {spec['perturb']['samples']} MAP samples")
     return "; ".join(parts)
+
+
+def _series_order(spec: dict, curves: dict) -> list[str]:
+    """The series of ``curves`` in the spec's order (then any others)."""
+    return [m for m in spec["samplers"] if m in curves] + [m for m in curves
+                                                           if m not in spec["samplers"]]
 
 
 @figure("perturb_map.fig1_right", experiment="perturb_map.marginals_vs_coupling",
@@ -193,14 +222,13 @@ def fig1_right(run, fig) -> None:
     ax = fig.add_subplot()
     spec = run.spec
     curves = run.metrics().get("marginal_error", {})
-    for m in METHODS:
-        if m not in curves:
-            continue
+    for k, m in enumerate(_series_order(spec, curves)):
         c = curves[m]
         secs = c["attrs"].get("seconds")
         tail = f", {np.mean(secs):.2g} s/model" if secs is not None else ""
+        label, color = series_style(m, spec["samplers"].get(m), k)
         ax.errorbar(c["x"], c["y"], yerr=c["yerr"], marker="o", ms=4, capsize=2,
-                    color=COLORS[m], label=f"{LABELS[m]}{tail}")
+                    color=color, label=f"{label}{tail}")
     ax.set_yscale("log")
     ax.set_xlabel("coupling strength c  (θ_ij ~ U[0, c])")
     ax.set_ylabel("mean |P̂(x_i=+1) − P(x_i=+1)|")
@@ -216,12 +244,12 @@ def fig1_right(run, fig) -> None:
 # ---------------------------------------------------------------------------------------------
 
 SCHEMA_TIME = {
+    "model": MODEL_SCHEMA,
     "grid": GRID,
     "field": Param(1.0, float, lo=0, help="θ_i ~ U[-field, field] (paper: 1)"),
     "coupling": Param(3.0, float, lo=0, help="θ_ij ~ U[0, c]; c = 3 is the hard end of Fig 1"),
     "mixed": Param(False, bool, help="mixed-sign couplings"),
-    "samplers": Param(list(METHODS), list, item=str, choices=METHODS, min_len=1,
-                      help="samplers to compare"),
+    "samplers": samplers_schema(),
     "seconds": Param(10.0, float, lo=0, lo_open=True,
                      help="wall-clock sampling budget per sampler"),
     "mcmc": {k: v for k, v in MCMC.items() if k not in ("updates", "burn_in")},
@@ -236,22 +264,38 @@ SCHEMA_TIME = {
             help="marginal error vs wall-clock seconds for every sampler on one hard model")
 def run_marginal_vs_time(ctx) -> None:
     p = ctx.params
-    R, C = p["grid"]["rows"], p["grid"]["cols"]
-    st = ctx.once("model", lambda: _model_stage(ctx, p))
-    from .model import SpinGlass
-
+    user_file = p["model"]["file"]
+    if user_file is not None:
+        model = load_user_model(user_file)
+        ref = require_exact(model, "marginal_vs_time", "model.file")
+        st = {"field": model.field, "right": model.right, "down": model.down,
+              "marginals": ref["marginals"], "log_z": ref["log_z"]}
+        ctx.store.set_result("model/file", str(user_file))
+        ctx.store.set_result("model/file_sha256", _sha256(user_file))
+    else:
+        st = ctx.once("model", lambda: _model_stage(ctx, p))
     model = SpinGlass(st["field"], st["right"], st["down"])
+    if "log_z" not in st:      # a model stage cached before log Z was recorded
+        st["log_z"] = require_exact(model, "marginal_vs_time", "grid")["log_z"]
     truth = st["marginals"]
-    ctx.store.write_array("exact_marginals", truth, units="P(x=+1)")
-    n = R * C
-    for m in dict.fromkeys(p["samplers"]):
-        chains = p["perturb"]["chains"] if m in PM_METHODS else p["mcmc"]["chains"]
-        sampler = _make(m, model, chains, p["mcmc"]["init"])
+    ctx.store.write_array("exact_marginals", truth, units="P(x=+1), exact (transfer matrix)")
+    ctx.store.set_result("log_z_exact", float(st["log_z"]))
+    ctx.store.set_result("reference", "exact marginals and log Z by the frontier transfer "
+                                      "matrix")
+    ctx.store.set_result("model/shape", f"{model.rows}x{model.cols}")
+    ctx.store.set_result("model/couplings", coupling_signs(model))
+    ctx.log(f"model {model.rows}x{model.cols}, {coupling_signs(model)}, exact log Z "
+            f"{st['log_z']:.6g}")
+    n = model.n
+    summarize = summarizer(model)
+    for m, entry in p["samplers"].items():
+        chains = p["perturb"]["chains"] if is_perturb_and_map(entry) else p["mcmc"]["chains"]
+        sampler = build_sampler(m, entry, model, chains, p["mcmc"]["init"])
         evs = [mcmc.MarginalError(truth, metric="error_vs_seconds", series=m, x="seconds"),
                mcmc.MarginalError(truth, metric="error_vs_updates", series=m, x="updates",
                                   updates_per_draw=n)]
         res = ctx.stream(m, sampler, seconds=p["seconds"], evaluators=evs, record=False,
-                         rng=ctx.rng("sample", m), block=p["block"])
+                         rng=ctx.rng("sample", m), block=p["block"], summarize=summarize)
         ctx.store.set_result(f"final_error/{m}", evs[0].value())
         ctx.store.set_result(f"draws_per_chain/{m}", int(res.draws))
         ctx.store.set_result(f"seconds/{m}", float(res.seconds))
@@ -260,7 +304,16 @@ def run_marginal_vs_time(ctx) -> None:
 def _model_stage(ctx, p) -> dict:
     m = random_spin_glass(p["grid"]["rows"], p["grid"]["cols"], p["field"], p["coupling"],
                           p["mixed"], ctx.rng("model"))
-    return {"field": m.field, "right": m.right, "down": m.down, "marginals": exact_marginals(m)}
+    ref = require_exact(m, "marginal_vs_time", "grid")
+    return {"field": m.field, "right": m.right, "down": m.down, "marginals": ref["marginals"],
+            "log_z": ref["log_z"]}
+
+
+def _sha256(path: str) -> str:
+    import hashlib
+
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
 
 
 @figure("perturb_map.marginal_vs_time", experiment="perturb_map.marginal_vs_time",
@@ -274,12 +327,14 @@ def fig_marginal_vs_time(run, fig) -> None:
     for ax, key, xl in ((axes[0], "error_vs_seconds", "sampling wall-clock seconds"),
                         (axes[1], "error_vs_updates",
                          "site updates, all chains (one MAP sample counted as R·C)")):
-        for m in METHODS:
-            c = met.get(key, {}).get(m)
-            if c is None or len(c["x"]) == 0:
+        curves = met.get(key, {})
+        for k, m in enumerate(_series_order(spec, curves)):
+            c = curves[m]
+            if len(c["x"]) == 0:
                 continue
-            ax.plot(c["x"], c["y"], marker=".", ms=3, color=COLORS[m],
-                    label=f"{LABELS[m]} ({res.get(f'final_error/{m}', float('nan')):.3g})")
+            label, color = series_style(m, spec["samplers"].get(m), k)
+            ax.plot(c["x"], c["y"], marker=".", ms=3, color=color,
+                    label=f"{label} ({res.get(f'final_error/{m}', float('nan')):.3g})")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel(xl)
@@ -287,5 +342,10 @@ def fig_marginal_vs_time(run, fig) -> None:
     axes[0].set_ylabel("mean |P̂(x_i=+1) − P(x_i=+1)|")
     axes[0].legend(fontsize=8, title="final error", title_fontsize=8)
     g = spec["grid"]
-    fig.suptitle(f"{g['rows']}×{g['cols']} grid, field {spec['field']:g}, coupling "
-                 f"{spec['coupling']:g}, {spec['seconds']:g} s per sampler", fontsize=10)
+    if spec.get("model", {}).get("file"):
+        what = (f"{res.get('model/file')}: {res.get('model/shape')} grid, "
+                f"{res.get('model/couplings')}")
+    else:
+        what = (f"{g['rows']}×{g['cols']} grid, field {spec['field']:g}, coupling "
+                f"{spec['coupling']:g}{' (mixed signs)' if spec.get('mixed') else ''}")
+    fig.suptitle(f"{what}, {spec['seconds']:g} s per sampler", fontsize=10)

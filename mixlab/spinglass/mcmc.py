@@ -44,7 +44,9 @@ from numba import njit
 from ..checkpoint import AttributeState
 from .model import SpinGlass
 
-__all__ = ["Gibbs", "Metropolis", "SwendsenWang", "MarginalError", "SAMPLERS", "make_sampler"]
+__all__ = ["Gibbs", "Metropolis", "SwendsenWang", "MarginalError"]
+
+# The registered samplers (names, spec keys) are in mixlab/spinglass/samplers.py.
 
 # error_model="numpy": float division without a Python zero check (as mixlab.austerity.kernels)
 _JIT = {"cache": True, "nogil": True, "boundscheck": False, "error_model": "numpy"}
@@ -338,16 +340,6 @@ class SwendsenWang:
                   samples.reshape(K, n), changed, self._no_labels)
         stats = {"accept": changed / n, "site_updates": self._ones * n}
         return {"x": x}, {"samples": samples}, stats
-
-
-SAMPLERS = {"gibbs": Gibbs, "metropolis": Metropolis, "swendsen_wang": SwendsenWang}
-
-
-def make_sampler(method: str, model: SpinGlass, chains: int, init: str = "random"):
-    """Build one of :data:`SAMPLERS` by name."""
-    if method not in SAMPLERS:
-        raise ValueError(f"unknown MCMC method {method!r}; known: {', '.join(SAMPLERS)}")
-    return SAMPLERS[method](model, chains=chains, init=init)
 
 
 class MarginalError(AttributeState):

@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mixlab.austerity.experiments import PredictiveRisk, VarianceL1
+from mixlab.austerity.evaluators import PredictiveRisk, VarianceL1
 from mixlab.context import execute
 from mixlab.errors import DataError
 from mixlab.plotting import render
@@ -103,13 +103,14 @@ def test_fig3_fig4_tiny_and_truth_cache(tmp_path):
         truth = run.stage("hmc_truth")
         assert truth["pred"].shape == (2037,) and 0.5 < truth["accept"] <= 1.0
     _render(run_dir, "austerity.fig3", tmp_path)
-    from mixlab.austerity.experiments import truth_cache_dir
+    from mixlab.austerity.target_logistic import truth_cache_dir
     cached = list(truth_cache_dir().glob("*.npz"))
     assert cached                                            # shared with the next run
     spec = load_spec(SPECS / "fig4.yaml", overrides=over + ["times=[0.2,0.4]"])
     run_dir, _ = execute(spec, tmp_path / "f4", quiet=True, render=False)
     with RunReader(run_dir) as run:
-        assert np.array_equal(run.stage("hmc_truth")["var"], np.load(cached[0])["var"])
+        var = run.stage("hmc_truth")["var"]          # the cache may hold other runs' truths too
+        assert any(np.array_equal(var, np.load(c)["var"]) for c in cached)
         x = run.stream("eps=0.1", "marginal")
         assert x.shape[0] == 2 and x.shape[2] == 2
     _render(run_dir, "austerity.fig4", tmp_path)

@@ -5,8 +5,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mixlab.austerity.experiments_mrf import JointL1, build_model, truth_joint
+from mixlab.austerity.evaluators import JointL1
 from mixlab.austerity.mrf import enumerate_joint, random_subsets
+from mixlab.austerity.target_mrf import build_model, truth_joint
 from mixlab.context import execute
 from mixlab.errors import SpecError
 from mixlab.spec import load_spec

@@ -136,6 +136,10 @@ def test_cli_sample_and_evaluate(tmp_path, monkeypatch):
         c = rr.metrics()["isl"]["rates-fpcd"]
         assert c["x"][-1] == 60
         assert rr.stream("rates-fpcd", "samples").shape == (2, 30, 256)
+        summ = rr.stream_summaries("rates-fpcd")  # mixing diagnostics' per-draw scalars
+        assert summ["free_energy"].shape == (2, 30) and np.all(np.isfinite(summ["free_energy"]))
+        np.testing.assert_array_equal(summ["active_pixels"],
+                                      rr.stream("rates-fpcd", "samples").sum(-1))
     r = runner.invoke(cli, ["evaluate", "isl", str(out), "--json", "--key", "samples",
                             "--points", "3", "--test-max", "50"])
     assert r.exit_code == 0
@@ -146,3 +150,102 @@ def test_cli_sample_and_evaluate(tmp_path, monkeypatch):
     r = runner.invoke(cli, ["sample", str(model), "--method", "rates-herding", "--emit", "means",
                             "-o", str(tmp_path / "t")])
     assert r.exit_code == 2 and "binary" in r.output
+
+
+def test_interrupted_isl_run_resumes_to_the_same_curves(tmp_path, monkeypatch):
+    """Interrupted in the middle of a rates-FPCD stream (after its ISL evaluator has recorded
+    points and checkpointed its histograms), the resumed run ends with the same ISL curves,
+    tables, draws and summaries as an uninterrupted one."""
+    _need_usps()
+    from mixlab.rbm import samplers as S
+
+    monkeypatch.setenv("MIXLAB_CHECKPOINT_SECONDS", "0")
+    raw = {**TINY, "samplers": {"gibbs": {"method": "gibbs"},
+                                "rf": {"method": "rates-fpcd", "eps_f": 0.01}},
+           "budget": {"draws": 120}, "block": 25, "sequence": {"length": 0}}
+    spec = resolve(raw)
+    execute(spec, tmp_path / "whole", quiet=True, render=False)
+    calls = {"n": 0}
+    real_step = S.RatesFPCD.step
+
+    def flaky(self, state, rng):
+        calls["n"] += 1
+        if calls["n"] == 87:  # mid-block, after three checkpointed blocks of rf
+            raise KeyboardInterrupt
+        return real_step(self, state, rng)
+
+    monkeypatch.setattr(S.RatesFPCD, "step", flaky)
+    with pytest.raises(KeyboardInterrupt):
+        execute(spec, tmp_path / "cut", quiet=True, render=False)
+    with RunReader(tmp_path / "cut") as r:
+        assert r.status == "interrupted"
+        assert r.stream("rf", "samples").shape[1] == 75
+    monkeypatch.setattr(S.RatesFPCD, "step", real_step)
+    execute(spec, tmp_path / "cut", quiet=True, render=False)
+    with RunReader(tmp_path / "whole") as a, RunReader(tmp_path / "cut") as b:
+        assert b.status == "complete"
+        for lab in ("gibbs", "rf"):
+            ca, cb = a.metrics()["isl"][lab], b.metrics()["isl"][lab]
+            np.testing.assert_array_equal(ca["x"], cb["x"])
+            np.testing.assert_array_equal(ca["y"], cb["y"])
+            np.testing.assert_array_equal(ca["yerr"], cb["yerr"])
+            np.testing.assert_array_equal(a.array(f"isl_table/{lab}/test"),
+                                          b.array(f"isl_table/{lab}/test"))
+            np.testing.assert_array_equal(a.stream(lab, "samples"), b.stream(lab, "samples"))
+            sa, sb = a.stream_summaries(lab), b.stream_summaries(lab)
+            assert set(sa) == set(sb) and len(sa) == 5
+            for k in sa:
+                np.testing.assert_array_equal(sa[k], sb[k])
+        ra, rb = a.results(), b.results()
+        for k in ra:
+            if not k.startswith(("seconds/", "ms_per_sample/")):
+                assert ra[k] == rb[k], k
+
+
+def test_cli_train_sample_plot_evaluate_plot(tmp_path):
+    """The card's path ends in a picture: train -> sample -> plot (a grid of consecutive
+    samples) -> evaluate isl -> plot (the ISL curve that evaluate stored)."""
+    _need_usps()
+    from matplotlib.figure import Figure
+
+    from mixlab import registry
+    from mixlab.cli import cli
+
+    runner = CliRunner()
+    model, run = tmp_path / "m.h5", tmp_path / "run"
+    r = runner.invoke(cli, ["train", "--data", "usps", "--hidden", "8", "--epochs", "1",
+                            "--max-train", "300", "--no-eval", "-o", str(model)])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(cli, ["sample", str(model), "--method", "rates-fpcd", "--n-samples", "40",
+                            "--emit", "both", "-o", str(run), "-q"])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(cli, ["plot", str(run)])
+    assert r.exit_code == 0, r.output
+    grid = run / "figures" / "rates_fpcd.sample_grid.png"
+    isl_png = run / "figures" / "rates_fpcd.sample_isl.png"
+    assert grid.stat().st_size > 0 and isl_png.stat().st_size > 0
+    with RunReader(run) as rr:
+        fig = Figure()
+        registry.all_figures()["rates_fpcd.sample_grid"].draw(rr, fig)
+        mosaic = fig.axes[0].get_images()[0].get_array()
+        # 40 draws of 16x16 in 10 columns: 4 rows of (16 + 1)-pixel cells; cell 0 = 1 - draw 0
+        assert mosaic.shape == (4 * 17, 10 * 17)
+        first = rr.stream("rates-fpcd", "means")[0, 0].reshape(16, 16)
+        np.testing.assert_allclose(mosaic[:16, :16], 1 - first, atol=1e-6)
+        fig = Figure()
+        registry.all_figures()["rates_fpcd.sample_isl"].draw(rr, fig)
+        assert "evaluate isl" in fig.axes[0].texts[0].get_text()  # not evaluated yet
+    before = isl_png.read_bytes()
+    r = runner.invoke(cli, ["evaluate", "isl", str(run), "--points", "4", "--test-max", "50"])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(cli, ["plot", str(run), "--figure", "rates_fpcd.sample_isl"])
+    assert r.exit_code == 0, r.output
+    assert isl_png.read_bytes() != before
+    with RunReader(run) as rr:
+        c = rr.metrics()["isl"]["rates-fpcd"]
+        fig = Figure()
+        registry.all_figures()["rates_fpcd.sample_isl"].draw(rr, fig)
+        line = fig.axes[0].get_lines()[0]
+        np.testing.assert_array_equal(line.get_xdata(), c["x"])
+        np.testing.assert_array_equal(line.get_ydata(), c["y"])
+        assert fig.axes[0].get_xscale() == "log"

@@ -6,8 +6,11 @@ import numpy as np
 import pytest
 from scipy.special import expit, logsumexp
 
+from mixlab import registry
+from mixlab.errors import SpecError
 from mixlab.rbm import samplers as S
 from mixlab.rbm.model import RBM
+from mixlab.rbm.target import RBMTarget
 
 
 def small_rbm(seed=3, V=6, H=4, scale=1.5):
@@ -168,7 +171,8 @@ def test_sample_penalization_has_no_rates_and_rejects_alpha_1():
     with pytest.raises(ValueError, match="alpha < 1"):
         S.SamplePenalization(rbm, eps_f=0.1, alpha=1.0, init_data=X)
     with pytest.raises(ValueError, match="alpha < 1"):
-        S.make_sampler("sample-penalization", rbm, eps_f=0.1, alpha=1.0, init_data=X)
+        S.sample_penalization_factory(RBMTarget(rbm.W, rbm.b, rbm.c, train_X=X),
+                                      {"eps_f": 0.1, "alpha": 1.0, "k": 1, "shared": False}, 1)
     smp = S.SamplePenalization(rbm, eps_f=0.1, alpha=0.5, chains=1, init_data=X, emit="binary")
     rng = np.random.default_rng(0)
     st = smp.init(rng)
@@ -268,5 +272,40 @@ def test_bad_arguments():
         S.RatesFPCD(rbm, eps_f=0.1, init="noise")
     with pytest.raises(ValueError, match="alpha"):
         S.RatesFPCD(rbm, eps_f=0.1, alpha=1.5, init="noise", rates=S.compute_rates(rbm, _data(rbm)))
-    with pytest.raises(ValueError, match="unknown sampler"):
-        S.make_sampler("metropolis", rbm)
+    with pytest.raises(SpecError, match="unknown rbm sampler 'metropolis'"):
+        registry.get_sampler("rbm", "metropolis")
+
+
+def test_builtin_samplers_are_registered_and_factories_match_the_classes():
+    """Each built-in method is an ``rbm`` sampler of the registry whose factory builds the class
+    with the spec entry's settings; the stream it gives is the class's, bit for bit."""
+    rbm = small_rbm()
+    X = _data(rbm)
+    kinds = registry.samplers_for("rbm")
+    assert set(S.METHODS) <= set(kinds)
+    target = RBMTarget(rbm.W, rbm.b, rbm.c, train_X=X)  # no rates: the factory computes them
+    R = S.compute_rates(rbm, X)
+    cases = {
+        "gibbs": ({"k": 2}, S.Gibbs(rbm, k=2, chains=3, init_data=X, emit="both")),
+        "rates-fpcd": ({"eps_f": 0.05, "alpha": 0.9, "k": 1, "shared": False},
+                       S.RatesFPCD(rbm, eps_f=0.05, alpha=0.9, chains=3, rates=R, init_data=X,
+                                   emit="both")),
+        "rates-herding": ({"eps_f": 0.05, "alpha": 1.0, "k": 10, "shared": True},
+                          S.RatesHerding(rbm, eps_f=0.05, k=10, chains=3, shared=True, rates=R,
+                                         init_data=X)),
+        "sample-penalization": ({"eps_f": 0.05, "alpha": 0.5, "k": 1, "shared": False},
+                                S.SamplePenalization(rbm, eps_f=0.05, alpha=0.5, chains=3,
+                                                     init_data=X, emit="both")),
+    }
+    for name, (params, ref) in cases.items():
+        smp = kinds[name].factory(target, params, 3)
+        assert type(smp) is type(ref) and smp.chains == 3
+        assert smp.draw_keys == (("samples",) if name == "rates-herding"
+                                 else ("samples", "means"))
+        r1, r2 = np.random.default_rng(5), np.random.default_rng(5)
+        s1, s2 = smp.init(r1), ref.init(r2)
+        for _ in range(4):
+            s1, d1, _ = smp.step(s1, r1)
+            s2, d2, _ = ref.step(s2, r2)
+            for k in d2:
+                np.testing.assert_array_equal(d1[k], d2[k])

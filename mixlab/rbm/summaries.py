@@ -1,0 +1,70 @@
+"""Per-draw scalar summaries of RBM draws, for mixing diagnostics (ESS, R-hat; issue 15).
+
+:func:`summarizer` builds the ``summarize`` function of ``ctx.stream`` for a model: it maps a
+block of draws ``{"samples": (chain, n, V) bool, ...}`` to ``{stat: (chain, n) float64}``:
+
+- ``free_energy``: F(x) = -bᵀx - Σ_j softplus(c_j + (xW)_j) of the binary draw x (nats; the
+  negative log of the unnormalised marginal P(x) ∝ exp(-F(x)));
+- ``active_pixels``: the number of visible units equal to 1;
+- ``pixel_r<i>c<j>`` (or ``pixel_<k>`` for non-square inputs): three fixed visible units, 0/1
+  per draw, so their means over draws are the chain's pixel means.  For a side × side image
+  (side = √V) the units are the centre pixel (side//2, side//2), the pixel a quarter across on
+  the centre row (side//2, side//4) and a quarter down on the centre column (side//4, side//2);
+  for V not a square, the flat indices V//4, V//2 and 3V//4 (:func:`summary_pixels`).
+
+Everything is vectorised over chains and draws (one GEMM per block).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+from ..errors import MixlabError
+
+
+def summary_pixels(n_visible: int) -> dict[str, int]:
+    """The three fixed visible units summarised: {stat name: flat index}."""
+    side = math.isqrt(n_visible)
+    if side * side == n_visible and side >= 4:
+        cells = [(side // 2, side // 2), (side // 2, side // 4), (side // 4, side // 2)]
+        return {f"pixel_r{r}c{c}": r * side + c for r, c in cells}
+    idx = sorted({n_visible // 4, n_visible // 2, (3 * n_visible) // 4})
+    return {f"pixel_{i}": i for i in idx}
+
+
+def free_energy(x: np.ndarray, W: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """F(x) = -bᵀx - Σ_j softplus(c_j + (xW)_j) for x (..., V) in {0,1}; W (V,H), b (V,),
+    c (H,).  Float64 (...)."""
+    x = np.asarray(x, np.float64)
+    a = x @ np.asarray(W, np.float64) + np.asarray(c, np.float64)
+    return -(x @ np.asarray(b, np.float64)) - np.logaddexp(0.0, a).sum(-1)
+
+
+def summarize_draws(block: dict, W: np.ndarray, b: np.ndarray, c: np.ndarray) -> dict:
+    """{stat: (chain, n) float64} for a block of binary draws ``block["samples"]`` (chain, n,
+    V) (see the module docstring)."""
+    if "samples" not in block:
+        raise MixlabError("RBM summaries need the binary draws 'samples' (chain, draw, V); the "
+                          f"sampler emitted only {', '.join(block) or 'nothing'}")
+    x = np.asarray(block["samples"])
+    C, n = x.shape[:2]
+    x = x.reshape(C, n, -1)
+    out = {"free_energy": free_energy(x, W, b, c),
+           "active_pixels": x.sum(-1, dtype=np.int64).astype(np.float64)}
+    for name, i in summary_pixels(x.shape[-1]).items():
+        out[name] = x[:, :, i].astype(np.float64)
+    return out
+
+
+def summarizer(rbm) -> Callable[[dict], dict]:
+    """``summarize`` for ``ctx.stream``: :func:`summarize_draws` with the model's θ (not θ⁻:
+    every sampler's draws are summarised under the same trained model)."""
+    W, b, c = (np.asarray(a, np.float64) for a in (rbm.W, rbm.b, rbm.c))
+
+    def summarize(block: dict) -> dict:
+        return summarize_draws(block, W, b, c)
+
+    return summarize

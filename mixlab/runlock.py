@@ -1,0 +1,104 @@
+"""One writer per run: an advisory lock on ``<run dir>/writer.lock``.
+
+The writer holds ``fcntl.flock(LOCK_EX)`` on the file for as long as it writes, and records its
+pid, host, start time and command line in it. The kernel drops the lock when the process dies,
+however it dies (SIGKILL, the OOM killer, a power cut), so a lock is never stale: a run whose
+file says ``running`` while nobody holds the lock was interrupted. The file itself stays (deleting
+a lock file races with a process that has just opened it).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import fcntl
+import json
+import os
+import socket
+import sys
+from pathlib import Path
+
+from .errors import MixlabError
+
+LOCK_NAME = "writer.lock"
+
+
+class RunLocked(MixlabError):
+    """Another live process writes this run (exit code 1)."""
+
+
+def _describe(info: dict) -> str:
+    who = f"pid {info.get('pid', '?')}"
+    if info.get("host") and info.get("host") != socket.gethostname():
+        who += f" on host {info['host']}"
+    return f"{who} since {info.get('since', '?')}"
+
+
+def _read(path: Path) -> dict:
+    try:
+        info = json.loads(path.read_text() or "{}")
+        return info if isinstance(info, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+class RunLock:
+    """The exclusive writer lock of one run directory (see module docstring)."""
+
+    def __init__(self, run_dir: Path, fd: int):
+        self.run_dir, self._fd = run_dir, fd
+
+    @classmethod
+    def acquire(cls, run_dir: str | os.PathLike) -> RunLock:
+        """Take the lock or raise :class:`RunLocked` naming the live writer."""
+        run_dir = Path(run_dir)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        path = run_dir / LOCK_NAME
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise RunLocked(f"run {run_dir} is being written by {_describe(_read(path))}; wait "
+                            f"for it to finish, or run into another --out directory") from None
+        info = {"pid": os.getpid(), "host": socket.gethostname(),
+                "since": _dt.datetime.now().isoformat(timespec="seconds"),
+                "command": " ".join(sys.argv)[:500]}
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, json.dumps(info).encode(), 0)
+        except OSError:
+            pass  # the lock holds without its description (e.g. on a full disk)
+        return cls(run_dir, fd)
+
+    def release(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)  # closing the descriptor drops the flock
+            self._fd = -1
+
+    def __enter__(self) -> RunLock:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+
+def live_writer(run_dir: str | os.PathLike) -> str | None:
+    """``"pid N since T"`` when a live process holds the run's writer lock, else None."""
+    path = Path(run_dir) / LOCK_NAME
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return _describe(_read(path))
+    finally:
+        os.close(fd)
+    return None
+
+
+def last_writer(run_dir: str | os.PathLike) -> str:
+    """Who wrote the run last (from the lock file), for messages about interrupted runs."""
+    info = _read(Path(run_dir) / LOCK_NAME)
+    return _describe(info) if info else "an earlier process"

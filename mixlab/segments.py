@@ -1,0 +1,155 @@
+"""A stream's draws as immutable segment files, stitched into ``run.h5`` by virtual datasets.
+
+Draws pile up in memory between checkpoints; at a checkpoint (or once ``SEGMENT_BYTES`` have
+piled up) they are written as one small HDF5 file ``segments/<stream id>/<k>.h5`` in a single
+atomic write, and never touched again. At each checkpoint the stream's datasets in ``run.h5``
+(``samples`` (chain, draw, ...), ``time`` (draw,), ``stats/<key>`` (draw, ...),
+``summary/<stat>`` (chain, draw)) are rebuilt as HDF5 virtual datasets over the segments listed
+in the checkpoint, so h5py alone reads a stream as one array (sources are found relative to
+``run.h5``'s directory: keep a run directory whole when copying it). A segment written after the
+last published checkpoint is an orphan; :meth:`StreamSegments.open` deletes it, and the resumed
+run writes the same draws again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+from .atomic import atomic_write
+
+SEGMENT_DIR = "segments"
+SEGMENT_BYTES = 64 << 20  # write a segment early past this many buffered bytes
+
+
+def stream_id(name: str) -> str:
+    """The directory name of a stream's segments (a hash: stream names are not path-safe)."""
+    return hashlib.sha256(name.encode()).hexdigest()[:16]
+
+
+def pack_bool(block: np.ndarray) -> np.ndarray:
+    """(chain, n, *shape) bool -> (chain, n, ceil(prod(shape)/8)) uint8."""
+    c, n = block.shape[:2]
+    return np.packbits(block.reshape(c, n, -1), axis=-1)
+
+
+class StreamSegments:
+    """The segment files of one stream and the datasets of ``run.h5`` that stitch them.
+
+    ``layout`` maps a dataset path inside the stream group to ``{"dtype", "lead", "tail",
+    "attrs"}``: its shape is ``lead + [draws] + tail``; ``segments`` lists ``[file, draws]``."""
+
+    def __init__(self, run_dir: Path, name: str, segments: list, layout: dict):
+        self.run_dir, self.name = run_dir, name
+        self.rel_dir = f"{SEGMENT_DIR}/{stream_id(name)}"
+        self.segments = [list(s) for s in segments]
+        self.layout = dict(layout)
+        self._pending: list[dict[str, np.ndarray]] = []
+        self._pending_bytes = 0
+
+    @classmethod
+    def open(cls, run_dir: Path, name: str, checkpoint_attrs) -> StreamSegments:
+        """Segments as of the stream's last checkpoint (none without one); orphans deleted."""
+        segs = json.loads(checkpoint_attrs["segments"]) if checkpoint_attrs is not None else []
+        layout = json.loads(checkpoint_attrs["layout"]) if checkpoint_attrs is not None else {}
+        self = cls(run_dir, name, segs, layout)
+        kept = {f for f, _ in self.segments}
+        d = run_dir / self.rel_dir
+        if d.is_dir():
+            for p in d.iterdir():
+                if p.name not in kept:
+                    p.unlink(missing_ok=True)
+        return self
+
+    # -- writing ----------------------------------------------------------------------------------
+    def append(self, draws: dict, stats: dict, times: np.ndarray) -> None:
+        """Buffer one block: draws ``{key: (chain, n, ...)}`` (bool bit-packed here), stats
+        ``{key: (n, ...)}``, times (n,)."""
+        block: dict[str, np.ndarray] = {}
+        for k, v in draws.items():
+            if v.dtype == np.bool_:
+                block[k] = pack_bool(v)
+                self._declare(k, block[k], 1, {"packed": True, "shape": list(v.shape[2:])})
+            else:
+                block[k] = np.ascontiguousarray(v)
+                self._declare(k, block[k], 1, {})
+        for k, v in stats.items():
+            block[f"stats/{k}"] = np.ascontiguousarray(v)
+            self._declare(f"stats/{k}", v, 0, {})
+        block["time"] = np.ascontiguousarray(times, dtype=np.float64)
+        self._declare("time", block["time"], 0,
+                      {"units": "seconds of sampling (step calls only), cumulative"})
+        self._pending.append(block)
+        self._pending_bytes += sum(a.nbytes for a in block.values())
+        if self._pending_bytes >= SEGMENT_BYTES:
+            self.flush()
+
+    def _declare(self, path: str, a: np.ndarray, axis: int, attrs: dict) -> None:
+        spec = {"dtype": a.dtype.str, "lead": list(a.shape[:axis]),
+                "tail": list(a.shape[axis + 1:]), "attrs": attrs}
+        old = self.layout.setdefault(path, spec)
+        if old != spec:
+            raise ValueError(f"stream {self.name}: '{path}' changed from dtype {old['dtype']} "
+                             f"shape {old['lead']}+[n]+{old['tail']} to {spec['dtype']} "
+                             f"{spec['lead']}+[n]+{spec['tail']} between blocks")
+
+    def flush(self) -> None:
+        """Write the buffered blocks as one new segment file."""
+        if not self._pending:
+            return
+        bio = io.BytesIO()
+        n = 0
+        with h5py.File(bio, "w") as f:
+            for path, spec in self.layout.items():
+                parts = [b[path] for b in self._pending if path in b]
+                if not parts:
+                    continue
+                arr = np.concatenate(parts, axis=len(spec["lead"]))
+                f.create_dataset(path, data=arr)
+                if path == "time":
+                    n = arr.shape[0]
+        name = f"{len(self.segments):06d}.h5"
+        d = self.run_dir / self.rel_dir
+        d.mkdir(parents=True, exist_ok=True)
+        atomic_write(d / name, bio.getvalue())
+        self.segments.append([name, int(n)])
+        self._pending, self._pending_bytes = [], 0
+
+    # -- the stream's view in run.h5 --------------------------------------------------------------
+    def link(self, group: h5py.Group) -> None:
+        """(Re)build the group's virtual datasets over every segment written so far."""
+        total = sum(n for _, n in self.segments)
+        for path, spec in self.layout.items():
+            if path in group:
+                del group[path]
+            lead, tail = spec["lead"], spec["tail"]
+            dtype = np.dtype(spec["dtype"])
+            lay = h5py.VirtualLayout(shape=tuple(lead + [total] + tail), dtype=dtype)
+            off = 0
+            for fname, n in self.segments:
+                src = h5py.VirtualSource(f"{self.rel_dir}/{fname}", path,
+                                         shape=tuple(lead + [n] + tail), dtype=dtype)
+                lay[(slice(None),) * len(lead) + (slice(off, off + n),)] = src
+                off += n
+            parent, _, leaf = path.rpartition("/")
+            g = group.require_group(parent) if parent else group
+            ds = g.create_virtual_dataset(leaf, lay, fillvalue=None)
+            for k, v in spec["attrs"].items():
+                ds.attrs[k] = np.asarray(v, dtype=np.int64) if k == "shape" else v
+
+    def describe(self) -> dict:
+        """What a checkpoint records to reopen these segments: ``segments`` and ``layout``."""
+        return {"segments": json.dumps(self.segments), "layout": json.dumps(self.layout)}
+
+
+def missing_sources(ds: h5py.Dataset, run_dir: Path) -> list[str]:
+    """Segment files a virtual dataset reads that are not in ``run_dir`` (empty if none)."""
+    if not ds.is_virtual:
+        return []
+    return sorted({m.file_name for m in ds.virtual_sources()
+                   if m.file_name != "." and not (run_dir / m.file_name).exists()})

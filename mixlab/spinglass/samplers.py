@@ -1,0 +1,60 @@
+"""The spin glass family's samplers, registered in mixlab's sampler registry.
+
+Every factory gets a :class:`~mixlab.spinglass.target.SpinGlassTarget`, the sampler's spec
+entry (its own keys) and the number of chains. Draws: ``samples (chains, R, C)`` bool (True =
++1). The MCMC samplers' step is one sweep (R·C site updates per chain); a perturb-and-MAP step
+is one independent perturbed MAP solution per chain.
+"""
+
+from __future__ import annotations
+
+from ..errors import SpecError
+from ..registry import sampler
+from ..schema import Param
+from . import mcmc, perturb
+from .target import SpinGlassTarget
+
+INIT = Param(None, str, nullable=True, choices=("random", "plus", "minus"),
+             help="initial spins; null: the experiment's mcmc.init")
+MAP = Param("auto", str, choices=("auto", "graphcut", "max_product"),
+            help="MAP solver: auto = graph cut for attractive models with local perturbations, "
+                 "else max-product (narrow grids)")
+
+#: the perturb-and-MAP samplers: independent draws, budgeted in MAP solutions, not sweeps
+PERTURB_AND_MAP = ("local", "pairwise")
+
+
+def _mcmc(cls):
+    def factory(target: SpinGlassTarget, params: dict, chains: int):
+        return cls(target, chains=chains, init=params.get("init") or target.init)
+    return factory
+
+
+for _name, _cls, _help in (
+        ("gibbs", mcmc.Gibbs, "checkerboard single-site Gibbs (heat bath)"),
+        ("metropolis", mcmc.Metropolis, "checkerboard single-site Metropolis (spin flips)"),
+        ("swendsen_wang", mcmc.SwendsenWang,
+         "Swendsen-Wang cluster updates, general couplings and fields")):
+    sampler("spinglass", _name, params={"init": INIT}, help=_help)(_mcmc(_cls))
+
+
+def _perturb_and_map(kind: str):
+    def factory(target: SpinGlassTarget, params: dict, chains: int):
+        if params["map"] == "graphcut" and not target.attractive:
+            raise SpecError("graph cuts need attractive couplings (all >= 0) and this model "
+                            "has negative ones; use map: max_product (grids whose narrow side "
+                            "is at most 22) or map: auto", "map")
+        if params["map"] == "graphcut" and kind == "pairwise":
+            raise SpecError("pairwise perturbations are not submodular: graph cuts do not "
+                            "apply; use map: max_product or auto", "map")
+        return perturb.PerturbMAPSampler(target, chains=chains, perturbation=kind,
+                                         method=params["map"])
+    return factory
+
+
+sampler("spinglass", "local", params={"map": MAP},
+        help="perturb-and-MAP with local (unary) Gumbel perturbations (Hazan et al. §4)"
+        )(_perturb_and_map("local"))
+sampler("spinglass", "pairwise", params={"map": MAP},
+        help="perturb-and-MAP with pairwise Gumbel perturbations (exact max-product)"
+        )(_perturb_and_map("pairwise"))

@@ -1,0 +1,107 @@
+"""diagnose, export and compare through the CLI on real (toy) runs, in subprocesses."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mixlab.store import RunReader
+
+REPO = Path(__file__).resolve().parents[2]
+TOY = REPO / "experiments" / "toy" / "gaussian.yaml"
+
+
+def mixlab(*args, cwd=None):
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    return subprocess.run([sys.executable, "-m", "mixlab", *map(str, args)], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    d = tmp_path_factory.mktemp("diag-cli")
+    for seed in (1, 2):
+        r = mixlab("run", TOY, "--seed", seed, "--out", d / f"seed{seed}", "-q",
+                   "budget.draws=3000")
+        assert r.returncode == 0, r.stderr
+    return d
+
+
+def test_diagnose_json_rows_follow_the_table(runs):
+    r = mixlab("diagnose", runs / "seed1", "--json")
+    assert r.returncode == 0, r.stderr
+    rows = json.loads(r.stdout)
+    assert [list(x) for x in rows] == [["stream", "statistic", "ess_bulk", "ess_tail", "rhat",
+                                        "mcse", "ess_per_s"]] * 4
+    table = mixlab("diagnose", runs / "seed1").stdout.splitlines()
+    assert table[0].split()[:4] == ["stream", "statistic", "ESS", "bulk"]
+    for row, line in zip(rows, table[1:5]):
+        cells = line.split()
+        assert cells[:2] == [row["stream"], row["statistic"]]
+        assert float(cells[2]) == pytest.approx(row["ess_bulk"], abs=0.05)
+    r = mixlab("diagnose", runs / "seed1", "--stream", "nope")
+    assert r.returncode == 2 and "its streams: rwm" in r.stderr
+
+
+def test_export_round_trip_and_arviz_summary_agrees(runs, tmp_path):
+    from mixlab.diagnostics.arviz_quiet import arviz
+
+    az = arviz()
+    out = tmp_path / "toy.nc"
+    r = mixlab("export", runs / "seed1", "--format", "netcdf", "-o", out)
+    assert r.returncode == 0, r.stderr
+    idata = az.from_netcdf(out)
+    with RunReader(runs / "seed1") as run:
+        draws = run.stream("rwm", "samples")
+        accept = run.stream_stats("rwm")["accept"]
+        spec = run.attrs["spec"]
+    assert np.array_equal(idata.posterior["samples"].values, draws)
+    assert idata.posterior["samples"].dims[:2] == ("chain", "draw")
+    assert np.array_equal(idata.sample_stats["accept"].values, accept.T)
+    assert idata.posterior.attrs["mixlab_spec"] == spec
+    summary = az.summary(idata, kind="diagnostics")
+    rows = json.loads(mixlab("diagnose", runs / "seed1", "--json").stdout)
+    for row in rows:
+        assert summary.loc[row["statistic"], "ess_bulk"] == pytest.approx(row["ess_bulk"],
+                                                                          abs=0.5)
+        assert summary.loc[row["statistic"], "r_hat"] == pytest.approx(row["rhat"], abs=0.005)
+
+
+def test_export_refusals(runs, tmp_path):
+    r = mixlab("export", runs / "seed1", "--format", "zarr", "-o", tmp_path / "x.zarr")
+    assert r.returncode == 2 and "netCDF" in r.stderr and "Traceback" not in r.stderr
+    r = mixlab("export", runs / "seed1", "--stream", "nope", "-o", tmp_path / "x.nc")
+    assert r.returncode == 2 and "its streams: rwm" in r.stderr
+    assert not (tmp_path / "x.nc").exists()
+
+
+def test_compare_two_seeds_and_a_sweep(runs, tmp_path):
+    r = mixlab("compare", runs / "seed1", runs / "seed2", "--metric", "mean_error", "-o",
+               tmp_path / "cmp.png", "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["spec_differences"] == {"seed": [1, 2]}
+    with RunReader(runs / "seed1") as a, RunReader(runs / "seed2") as b:
+        want = [a.results()["accept_rate"], b.results()["accept_rate"]]
+    assert out["results"]["accept_rate"] == pytest.approx(want)
+    assert (tmp_path / "cmp.png").stat().st_size > 10_000
+    text = mixlab("compare", runs / "seed1", runs / "seed2", "-r", "accept*").stdout
+    assert "accept_rate" in text and "final_mean_error" not in text
+    sw = tmp_path / "sw"
+    r = mixlab("sweep", TOY, "step=0.3,2.0", "budget.draws=500", "-o", sw, "-q")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(mixlab("compare", sw, "--json").stdout)
+    assert len(out["runs"]) == 2 and out["spec_differences"]["step"] == [0.3, 2.0]
+    r = mixlab("compare", runs / "seed1")
+    assert r.returncode == 2 and "at least two runs" in r.stderr
+
+
+def test_diagnostics_figure_for_any_run(runs, tmp_path):
+    r = mixlab("plot", runs / "seed1", "--figure", "diagnostics", "-o", tmp_path / "d.png")
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "d.png").stat().st_size > 20_000
+    assert not (runs / "seed1" / "figures" / "diagnostics.png").exists()   # not by default

@@ -1,0 +1,218 @@
+"""Runs survive anything: SIGKILL at any instant, a second writer, a full disk, a hostile file.
+
+Every test drives the real CLI in a subprocess (``python -m mixlab``), as a user's shell would.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import resource
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+TOY = ROOT / "experiments" / "toy" / "gaussian.yaml"
+
+
+def mixlab(*args, cwd=None, env=None, limit_bytes=None, timeout=120):
+    """Run ``python -m mixlab ARGS`` to completion; RLIMIT_FSIZE when ``limit_bytes``."""
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit_bytes, limit_bytes))
+
+    return subprocess.run([sys.executable, "-m", "mixlab", *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, **(env or {})},
+                          preexec_fn=limit if limit_bytes else None)
+
+
+def start(*args, env=None):
+    return subprocess.Popen([sys.executable, "-m", "mixlab", *map(str, args)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, **(env or {})})
+
+
+def streams(run_dir: Path) -> dict:
+    """Every draw-stream dataset's bytes (not its timings), read through run.h5 alone."""
+    out = {}
+    with h5py.File(run_dir / "run.h5", "r") as f:
+        def visit(name, obj):
+            if (isinstance(obj, h5py.Dataset) and name.startswith("streams/")
+                    and "/_checkpoint" not in name and not name.endswith("/time")):
+                out[name] = obj[()].tobytes()
+        f.visititems(visit)
+        out["metric"] = f["metrics/mean_error/rwm/y"][()].tobytes()
+        assert f.attrs["status"] == "complete"
+    return out
+
+
+def wait_for(predicate, seconds=60.0):
+    t0 = time.time()
+    while not predicate():
+        if time.time() - t0 > seconds:
+            raise AssertionError("timed out")
+        time.sleep(0.02)
+
+
+TOY_ARGS = ("budget.draws=30000", "block=200", "dim=3")
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    out = tmp_path_factory.mktemp("ref") / "run"
+    r = mixlab("run", TOY, *TOY_ARGS, "--out", out, "-q")
+    assert r.returncode == 0, r.stderr
+    return streams(out)
+
+
+def test_sigkill_at_random_instants_resumes_to_the_same_bytes(reference, tmp_path):
+    """Killed with SIGKILL at many instants (checkpoints every block, so many kills land inside
+    a checkpoint write), each time `show` reads the run, and the same command finishes it."""
+    out = tmp_path / "run"
+    env = {"MIXLAB_CHECKPOINT_SECONDS": "0"}
+    rng = np.random.default_rng(1)
+    killed_mid_run = 0
+    for _ in range(8):
+        p = start("run", TOY, *TOY_ARGS, "--out", out, "-q", env=env)
+        try:
+            wait_for(lambda p=p: (out / "run.h5").exists() or p.poll() is not None)
+            time.sleep(float(rng.uniform(0.0, 0.5)))
+        finally:
+            p.send_signal(signal.SIGKILL)
+            p.wait(timeout=30)
+        killed_mid_run += p.returncode == -signal.SIGKILL
+        shown = mixlab("show", out)
+        assert shown.returncode == 0, shown.stderr
+        assert "Traceback" not in shown.stderr
+        if "status    complete" not in shown.stdout:
+            assert "interrupted (its writer, pid" in shown.stdout, shown.stdout
+    assert killed_mid_run >= 4
+    r = mixlab("run", TOY, *TOY_ARGS, "--out", out, "-q", env=env)
+    assert r.returncode == 0, r.stderr
+    assert streams(out) == reference
+    seg_files = sorted((out / "segments").rglob("*.h5"))
+    with h5py.File(out / "run.h5") as f:
+        used = {m.file_name for m in f["streams/rwm/samples"].virtual_sources()}
+    assert {str(p.relative_to(out)) for p in seg_files} == used  # no orphan left behind
+
+
+def test_second_writer_is_refused_with_the_live_pid(tmp_path):
+    out = tmp_path / "run"
+    first = start("run", TOY, "budget.draws=null", "budget.seconds=60", "--out", out, "-q",
+                  env={"MIXLAB_CHECKPOINT_SECONDS": "0.2"})
+    try:
+        wait_for(lambda: (out / "run.h5").exists())
+        for extra in ((), ("--force",)):
+            r = mixlab("run", TOY, "budget.draws=null", "budget.seconds=60", "--out", out,
+                       *extra)
+            assert r.returncode == 1
+            assert f"being written by pid {first.pid} since" in r.stderr, r.stderr
+            assert "--force" not in r.stderr and "Traceback" not in r.stderr
+        shown = mixlab("show", out)
+        assert shown.returncode == 0 and f"running (pid {first.pid}" in shown.stdout
+        assert mixlab("show", out, "--json").returncode == 0
+        assert mixlab("plot", out, "-o", tmp_path / "live.png").returncode in (0, 1)
+    finally:
+        first.send_signal(signal.SIGKILL)
+        first.wait(timeout=30)
+    shown = mixlab("show", out)
+    assert f"interrupted (its writer, pid {first.pid}" in shown.stdout
+    assert (out / "run.h5").exists() and (out / "segments").exists()  # the refusals kept it all
+
+
+class _Payload:
+    """Unpickling this object runs a shell command (the attack on pickled checkpoints)."""
+
+    def __init__(self, marker: Path):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (os.system, (f"touch {self.marker}",))
+
+
+def test_planted_pickles_are_never_run(tmp_path):
+    """A pickled payload in every attribute and as an opaque dataset in every group: resume,
+    show and plot treat them as bytes; one in place of the evaluators' state is refused."""
+    out = tmp_path / "run"
+    marker = tmp_path / "PWNED"
+    env = {"MIXLAB_CHECKPOINT_SECONDS": "0"}
+    p = start("run", TOY, *TOY_ARGS, "--out", out, "-q", env=env)
+    wait_for(lambda: (out / "run.h5").exists())
+    time.sleep(0.5)
+    p.send_signal(signal.SIGKILL)
+    p.wait(timeout=30)
+    blob = np.void(pickle.dumps(_Payload(marker)))
+    with h5py.File(out / "run.h5", "r+") as f:
+        groups = [f]
+        f.visititems(lambda n, o: groups.append(o) if isinstance(o, h5py.Group) else None)
+        for g in groups:
+            g.attrs["planted"] = blob
+            g.create_dataset("planted_pickle", data=blob)
+    for args in (("run", TOY, *TOY_ARGS, "--out", out, "-q"), ("show", out), ("show", out, "--json"),
+                 ("plot", out, "-o", tmp_path / "fig.png")):
+        r = mixlab(*args, env=env)
+        assert r.returncode == 0, (args, r.stderr)
+    assert not marker.exists()
+
+    # the old attack: the evaluators' state replaced by a pickle
+    out2 = tmp_path / "run2"
+    p = start("run", TOY, *TOY_ARGS, "--out", out2, "-q", env=env)
+    wait_for(lambda: (out2 / "run.h5").exists())
+    time.sleep(0.5)
+    p.send_signal(signal.SIGKILL)
+    p.wait(timeout=30)
+    with h5py.File(out2 / "run.h5", "r+") as f:
+        ck = f["streams/rwm/_checkpoint"]
+        del ck["evaluators"]
+        ck.create_dataset("evaluators", data=blob)
+    r = mixlab("run", TOY, *TOY_ARGS, "--out", out2, "-q")
+    assert r.returncode == 1 and "does not hold the state" in r.stderr, r.stderr
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("limit_kib, checkpoint, draws, safe", [
+    (60, "0", 60000, True),      # run.h5 outgrows the limit mid-run: earlier checkpoints are safe
+    (400, None, 200000, False),  # the issue's `ulimit -f 400`: the first segment is too big
+])
+def test_full_disk_ends_cleanly_and_resumes_to_the_same_bytes(limit_kib, checkpoint, draws, safe,
+                                                               tmp_path):
+    """Writes past RLIMIT_FSIZE fail with EFBIG, as on a full disk: one short message, exit 1,
+    then the same command without the limit completes with the uninterrupted run's bytes."""
+    args = ("run", TOY, f"budget.draws={draws}", "block=500", "--out", tmp_path / "run", "-q")
+    env = {"MIXLAB_CHECKPOINT_SECONDS": checkpoint} if checkpoint else {}
+    r = mixlab(*args, env=env, limit_bytes=limit_kib * 1024)
+    assert r.returncode == 1, r.stderr
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "Traceback" not in r.stderr, r.stderr
+    assert "file size limit" in r.stderr
+    assert "free space and run the same command again to resume" in r.stderr
+    assert ("draws per chain" in r.stderr) == safe, r.stderr
+    assert mixlab("show", tmp_path / "run").returncode == 0
+    r = mixlab(*args, env=env)
+    assert r.returncode == 0, r.stderr
+    whole = tmp_path / "whole"
+    r = mixlab("run", TOY, f"budget.draws={draws}", "block=500", "--out", whole, "-q")
+    assert r.returncode == 0
+    assert streams(tmp_path / "run") == streams(whole)
+
+
+def test_older_run_file_format_is_refused_with_its_version(tmp_path):
+    out = tmp_path / "run"
+    p = start("run", TOY, *TOY_ARGS, "--out", out, "-q", env={"MIXLAB_CHECKPOINT_SECONDS": "0"})
+    wait_for(lambda: (out / "run.h5").exists())
+    time.sleep(0.3)
+    p.send_signal(signal.SIGKILL)
+    p.wait(timeout=30)
+    with h5py.File(out / "run.h5", "r+") as f:
+        f.attrs["format_version"] = 1
+    r = mixlab("run", TOY, *TOY_ARGS, "--out", out)
+    assert r.returncode == 1 and "run-file format 1" in r.stderr, r.stderr
+    assert mixlab("show", out).returncode == 0

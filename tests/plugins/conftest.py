@@ -1,0 +1,48 @@
+"""Install the example plugin package for the tests that drive it through the CLI.
+
+``pip install --no-deps --no-build-isolation --target DIR examples/plugin`` (offline: no index,
+the build backend is the setuptools already installed) into a session temporary directory;
+subprocesses get it on PYTHONPATH, so its ``mixlab.plugins`` entry point is seen exactly as an
+installed package's would be, and the test environment itself is left untouched."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "examples" / "plugin"
+
+
+@pytest.fixture(scope="session")
+def example_site(tmp_path_factory):
+    target = tmp_path_factory.mktemp("example-plugin-site")
+    build = tmp_path_factory.mktemp("example-plugin-build")
+    # build from a copy: setuptools writes build/ and *.egg-info next to the sources
+    import shutil
+
+    src = build / "plugin"
+    shutil.copytree(EXAMPLE, src, ignore=shutil.ignore_patterns("build", "*.egg-info"))
+    r = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps",
+                        "--no-build-isolation", "--no-index", "--quiet", "--target",
+                        str(target), str(src)], capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.fail(f"installing examples/plugin failed:\n{r.stdout}\n{r.stderr}")
+    return target
+
+
+def mixlab_env(*paths, **extra):
+    """The environment of a mixlab subprocess: this checkout first, then ``paths``."""
+    env = dict(os.environ)
+    env.pop("MIXLAB_PLUGINS", None)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), *map(str, paths)])
+    env.update({k: str(v) for k, v in extra.items()})
+    return env
+
+
+def run_mixlab(*args, env=None, cwd=None, timeout=300):
+    return subprocess.run([sys.executable, "-m", "mixlab", *map(str, args)],
+                          capture_output=True, text=True, env=env or mixlab_env(), cwd=cwd,
+                          timeout=timeout)

@@ -1,0 +1,40 @@
+"""Each example spec (``examples/plugin/specs/*.yaml``) runs through the CLI with the installed
+example plugin, and the plugin's sampler is one more series of the papers' benchmark: in the
+results next to the papers' samplers, and in the figure's run file."""
+
+import json
+
+import pytest
+
+from .conftest import REPO, mixlab_env, run_mixlab
+
+SPECS = REPO / "examples" / "plugin" / "specs"
+
+# Tiny budgets: the specs' own sizes are for a person at a terminal; these keep the whole
+# directory within a couple of minutes on a loaded 2-core machine.
+CASES = {
+    "rbm": (["train.epochs=1", "budget.draws=300", "isl.points=4", "isl.test_max=200",
+             "isl.valid_max=100"], "isl_final/{}", ["gibbs", "rates-fpcd", "pt-gibbs"]),
+    "logistic": (["seconds=1", "hmc.samples=200", "hmc.burn_in=50"], "{}/final_risk",
+                 ["eps=0", "eps=0.05", "mala"]),
+    "mrf": (["budget.seconds=1", "truth.sweeps=300", "truth.cache_dir=null", "subsets.M=20"],
+            "final_l1/{}", ["exact", "eps=0.1", "blocked-2", "blocked-3"]),
+    "spinglass": (["seconds=0.5"], "final_error/{}", ["gibbs", "swendsen-wang", "houdayer"]),
+    "mysampler": (["budget.seconds=1", "truth.sweeps=300", "truth.cache_dir=null"],
+                  "final_l1/{}", ["exact", "eps=0.1", "random-scan"]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_example_spec_shows_the_plugin_sampler_beside_the_papers(name, tmp_path,
+                                                                 example_site):
+    overrides, key, series = CASES[name]
+    out = tmp_path / name
+    r = run_mixlab("run", SPECS / f"{name}.yaml", *overrides, "--out", out, "--quiet",
+                   env=mixlab_env(example_site), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    shown = json.loads(run_mixlab("show", out, "--json").stdout)
+    assert shown["status"] == "complete"
+    for s in series:
+        assert isinstance(shown["results"][key.format(s)], float), (key.format(s), shown)
+    assert list((out / "figures").glob("*.png"))

@@ -1,0 +1,53 @@
+"""Per-draw summaries of RBM draws (mixlab.rbm.summaries) against hand computations."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from mixlab.errors import MixlabError
+from mixlab.rbm.model import RBM
+from mixlab.rbm.summaries import free_energy, summarize_draws, summarizer, summary_pixels
+
+
+def test_free_energy_is_minus_log_of_the_summed_joint():
+    """exp(-F(x)) = Σ_h exp(-E(x, h)) by enumerating the 2^H hidden states."""
+    rng = np.random.default_rng(0)
+    V, H = 5, 3
+    W, b, c = rng.standard_normal((V, H)), rng.standard_normal(V), rng.standard_normal(H)
+    for x in itertools.product([0, 1], repeat=V):
+        x = np.array(x, float)
+        total = sum(np.exp(x @ b + np.array(h) @ c + x @ W @ np.array(h))
+                    for h in itertools.product([0, 1], repeat=H))
+        assert free_energy(x, W, b, c) == pytest.approx(-np.log(total), rel=1e-12)
+
+
+def test_summaries_of_a_block_by_hand():
+    """A (chain=2, n=3, V=16) block: every statistic equals a per-draw hand computation, in
+    (chain, draw) order."""
+    rng = np.random.default_rng(1)
+    V, H = 16, 4
+    rbm = RBM(rng.standard_normal((V, H)).astype(np.float32),
+              rng.standard_normal(V).astype(np.float32), rng.standard_normal(H).astype(np.float32))
+    x = rng.random((2, 3, V)) < 0.5
+    out = summarizer(rbm)({"samples": x, "means": x.astype(np.float32)})
+    # 4 x 4 images: the centre (2, 2), a quarter across (2, 1), a quarter down (1, 2)
+    assert summary_pixels(V) == {"pixel_r2c2": 10, "pixel_r2c1": 9, "pixel_r1c2": 6}
+    assert set(out) == {"free_energy", "active_pixels", "pixel_r2c2", "pixel_r2c1", "pixel_r1c2"}
+    W, b, c = (np.asarray(a, np.float64) for a in (rbm.W, rbm.b, rbm.c))
+    for i in range(2):
+        for t in range(3):
+            xi = x[i, t].astype(float)
+            F = -xi @ b - sum(np.log1p(np.exp(c[j] + xi @ W[:, j])) for j in range(H))
+            assert out["free_energy"][i, t] == pytest.approx(F, rel=1e-12)
+            assert out["active_pixels"][i, t] == xi.sum()
+            assert out["pixel_r2c2"][i, t] == xi[10] and out["pixel_r1c2"][i, t] == xi[6]
+    for v in out.values():
+        assert v.shape == (2, 3) and v.dtype == np.float64
+
+
+def test_non_square_inputs_and_missing_samples():
+    assert summary_pixels(10) == {"pixel_2": 2, "pixel_5": 5, "pixel_7": 7}
+    with pytest.raises(MixlabError, match="'samples'"):
+        summarize_draws({"means": np.zeros((1, 2, 4))}, np.zeros((4, 2)), np.zeros(4),
+                        np.zeros(2))

@@ -1,0 +1,89 @@
+"""`mixlab data fetch` under a write failure (RLIMIT_FSIZE in a subprocess: writes past the
+limit fail with EFBIG, as on a full disk, since CPython ignores SIGXFSZ): one short message,
+exit 1, and no half-written file where a later load would look; without the limit the same
+command installs the data set."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+MIRROR = os.environ.get("MIXLAB_DATA_MIRROR")
+USPS_MD5 = "355df6b942eb766252e0340bc019b0b9"
+
+PRELUDE = ("import resource, sys\n"
+           "lim = int(sys.argv.pop(1))\n"
+           "if lim > 0:\n"
+           "    resource.setrlimit(resource.RLIMIT_FSIZE, (lim, lim))\n")
+
+
+def _python(code: str, *args: str, cache: Path, mirror: str | None, fsize: int = 0):
+    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               MIXLAB_DATA_DIR=str(cache))
+    env.pop("MIXLAB_DATA_MIRROR", None)
+    if mirror:
+        env["MIXLAB_DATA_MIRROR"] = mirror
+    return subprocess.run([sys.executable, "-c", PRELUDE + code, str(fsize), *args], env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def _mixlab(*args, **kw):
+    return _python("from mixlab.cli import main\nsys.argv = ['mixlab'] + sys.argv[1:]\nmain()\n",
+                   *args, **kw)
+
+
+def _files(d: Path) -> list[str]:
+    return sorted(str(p.relative_to(d)) for p in d.rglob("*") if p.is_file())
+
+
+@pytest.mark.parametrize("limit", [1, 200_000, 2_000_000])
+def test_fetch_from_mirror_under_a_full_disk(tmp_path, limit):
+    if not MIRROR or not (Path(MIRROR) / "usps" / "usps.h5").is_file():
+        pytest.skip("MIXLAB_DATA_MIRROR does not hold usps/usps.h5")
+    cache = tmp_path / "cache"
+    p = _mixlab("data", "fetch", "usps", cache=cache, mirror=MIRROR, fsize=limit)
+    assert p.returncode == 1, p.stderr
+    assert "Traceback" not in p.stderr and len(p.stderr.splitlines()) <= 3, p.stderr
+    assert "could not write usps/usps.h5" in p.stderr and "File too large" in p.stderr
+    assert "run the same command again" in p.stderr
+    assert _files(cache) == []  # not even a temporary file
+    info = _mixlab("data", "info", "usps", "--json", cache=cache, mirror=None)
+    assert json.loads(info.stdout)["installed"] is False
+    ok = _mixlab("data", "fetch", "usps", cache=cache, mirror=MIRROR)
+    assert ok.returncode == 0, ok.stderr
+    assert _files(cache) == ["usps/usps.h5"]
+    assert hashlib.md5((cache / "usps" / "usps.h5").read_bytes()).hexdigest() == USPS_MD5
+
+
+def test_download_under_a_full_disk(tmp_path):
+    """The download path (a file:// URL standing for the canonical one): the write failure is
+    reported as such, not as a network error, and leaves nothing behind."""
+    payload = os.urandom(300_000)
+    src = tmp_path / "src.bin"
+    src.write_bytes(payload)
+    md5 = hashlib.md5(payload).hexdigest()
+    cache = tmp_path / "cache"
+    code = ("from mixlab.data import store\n"
+            "from mixlab.data.registry import FileSpec\n"
+            "from mixlab.errors import DataError\n"
+            "f = FileSpec('dl', 'src.bin', sys.argv[1], sys.argv[2])\n"
+            "try:\n"
+            "    store.download(f)\n"
+            "except DataError as exc:\n"
+            "    print(exc)\n"
+            "    sys.exit(1)\n")
+    p = _python(code, src.as_uri(), md5, cache=cache, mirror=None, fsize=100_000)
+    assert p.returncode == 1, p.stderr
+    assert "could not write dl/src.bin" in p.stdout and "File too large" in p.stdout
+    assert "could not download" not in p.stdout
+    assert _files(cache) == []
+    p = _python(code, src.as_uri(), md5, cache=cache, mirror=None)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert (cache / "dl" / "src.bin").read_bytes() == payload

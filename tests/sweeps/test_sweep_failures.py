@@ -1,0 +1,155 @@
+"""Sweeps lose nothing: a failing point is listed (status, reason), the others complete, the
+command exits 1, and running it again runs only the failed point."""
+
+from __future__ import annotations
+
+import csv
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from mixlab import registry
+from mixlab.cli import cli
+from mixlab.schema import Param
+from mixlab.store import RunReader
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _flaky(ctx):
+    p = ctx.params
+    if p["x"] == p["fail_at"] and not Path(p["marker"]).exists():
+        raise RuntimeError(f"marker {p['marker']} is missing\n(second line of the message)")
+    ctx.store.set_result("x2", p["x"] ** 2)
+
+
+@pytest.fixture(autouse=True)
+def flaky_kind():
+    """Experiment kind 'test.flaky_point' (in this process only), removed afterwards."""
+    registry.experiment("test.flaky_point", schema={
+        "x": Param(1.0, float, help="the point's value"),
+        "fail_at": Param(2.0, float, help="the value of x that needs the marker file"),
+        "marker": Param("", str, help="file that must exist for the point x == fail_at to run"),
+    }, help="test only: x squared, failing at x == fail_at until the marker file exists")(_flaky)
+    yield
+    registry._EXPERIMENTS.pop("test.flaky_point", None)
+
+
+def _rows(path: Path) -> list[dict]:
+    with open(path) as fh:
+        return list(csv.DictReader(fh))
+
+
+def test_failed_point_is_listed_and_rerun_runs_only_it(tmp_path):
+    spec = tmp_path / "flaky.yaml"
+    spec.write_text("experiment: test.flaky_point\nname: flaky\n"
+                    "sweep: {summary: [x2]}\n")
+    marker = tmp_path / "marker"
+    args = ["sweep", str(spec), "x=1,2,3", "--set", f"marker={marker}", "-o",
+            str(tmp_path / "sw"), "-q"]
+    first = CliRunner().invoke(cli, args)
+    assert first.exit_code == 1, first.output
+    assert "1 of 3 sweep point(s) failed" in first.output
+    assert "marker" in first.output and "is missing" in first.output
+    rows = _rows(tmp_path / "sw" / "sweep.csv")
+    assert [r["status"] for r in rows] == ["complete", "failed", "complete"]
+    assert [r["x2"] for r in rows] == ["1.0", "", "9.0"]
+    assert rows[1]["error"] == (f"RuntimeError: marker {marker} is missing (second line of the "
+                                f"message)")  # one line
+    assert rows[0]["error"] == rows[2]["error"] == ""
+    shown = CliRunner().invoke(cli, ["show", str(tmp_path / "sw")])
+    assert shown.exit_code == 0
+    assert "status" in shown.output and "error" in shown.output
+    assert "failed" in shown.output and "is missing" in shown.output
+
+    dry = CliRunner().invoke(cli, args + ["--dry-run"])
+    assert [line.rsplit("  ", 1)[1] for line in dry.output.splitlines()] == [
+        "complete (skipped)", "would resume or re-run", "complete (skipped)"]
+    done = [Path(rows[i]["run"]) / "run.h5" for i in (0, 2)]
+    before = [(p.stat().st_mtime_ns, p.stat().st_size) for p in done]
+    marker.write_text("")
+    second = CliRunner().invoke(cli, args)
+    assert second.exit_code == 0, second.output
+    assert "3 of 3 point(s) complete (1 run now, 2 already complete)" in second.output
+    assert [(p.stat().st_mtime_ns, p.stat().st_size) for p in done] == before
+    rows = _rows(tmp_path / "sw" / "sweep.csv")
+    assert [r["status"] for r in rows] == ["complete"] * 3
+    assert [r["x2"] for r in rows] == ["1.0", "4.0", "9.0"]
+    with RunReader(rows[1]["run"]) as run:
+        assert run.status == "complete"
+    third = CliRunner().invoke(cli, args)
+    assert third.exit_code == 0 and "(0 run now, 3 already complete)" in third.output
+
+
+def _mixlab_limited(args: list[str], cwd: Path, fsize: int | None) -> subprocess.CompletedProcess:
+    """``mixlab ARGS`` in a subprocess whose files may not grow beyond ``fsize`` bytes (writes
+    past it fail with EFBIG, as on a full disk: CPython ignores SIGXFSZ)."""
+    code = ("import resource, sys\n"
+            f"lim = {fsize!r}\n"
+            "if lim is not None:\n"
+            "    resource.setrlimit(resource.RLIMIT_FSIZE, (lim, lim))\n"
+            "from mixlab.cli import main\n"
+            "sys.argv = ['mixlab'] + sys.argv[1:]\n"
+            "main()\n")
+    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.run([sys.executable, "-c", code, *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=240)
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_write_failure_fails_only_its_point(tmp_path, workers):
+    """A point whose run file cannot be written (full disk) is failed with a reason; the small
+    points complete; the same sweep without the limit then finishes only the failed point."""
+    (tmp_path / "toy.yaml").write_text("experiment: toy.gaussian\nname: toy\ndim: 2\n"
+                                       "chains: 2\nbudget: {draws: 200}\n")
+    args = ["sweep", "toy.yaml", "budget.draws=200,40000,300", "-o", "sw", "-q", "-j", workers]
+    first = _mixlab_limited(args, tmp_path, 300_000)  # the 40,000-draw run needs ~1.6 MB
+    assert first.returncode == 1, first.stderr
+    assert "1 of 3 sweep point(s) failed" in first.stderr
+    assert "Traceback" not in first.stderr
+    rows = _rows(tmp_path / "sw" / "sweep.csv")
+    assert [r["status"] for r in rows] == ["complete", "failed", "complete"], rows
+    assert rows[1]["error"] and "\n" not in rows[1]["error"]
+    second = _mixlab_limited(args, tmp_path, None)
+    assert second.returncode == 0, second.stderr
+    assert "(1 run now, 2 already complete)" in second.stdout
+    rows = _rows(tmp_path / "sw" / "sweep.csv")
+    assert [r["status"] for r in rows] == ["complete"] * 3
+    with RunReader(tmp_path / rows[1]["run"]) as run:
+        assert run.status == "complete" and run.results()["draws"] == 40000
+
+
+def test_changed_spec_is_refused_per_point_not_overwritten(tmp_path):
+    """Re-running a sweep directory with other --set values never overwrites its runs: each
+    point says what is wrong (exit 1) and the old runs stay complete."""
+    spec = tmp_path / "flaky.yaml"
+    spec.write_text("experiment: test.flaky_point\nname: flaky\nsweep: {summary: [x2]}\n")
+    args = ["sweep", str(spec), "x=1,3", "-o", str(tmp_path / "sw"), "-q"]
+    assert CliRunner().invoke(cli, args).exit_code == 0
+    changed = CliRunner().invoke(cli, args + ["--set", "fail_at=5"])
+    assert changed.exit_code == 1 and "holds a run of a different spec" in changed.output
+    rows = _rows(tmp_path / "sw" / "sweep.csv")
+    assert [r["status"] for r in rows] == ["failed", "failed"]
+    for r in rows:
+        with RunReader(r["run"]) as run:
+            assert run.status == "complete" and run.results()["x2"] in (1.0, 9.0)
+
+
+def test_sweep_table_write_failure_is_one_message(tmp_path):
+    """When even the sweep's own table cannot be written (a full disk), the command says so in
+    one message (exit 1) and the same command later completes the sweep."""
+    (tmp_path / "toy.yaml").write_text("experiment: toy.gaussian\nname: toy\ndim: 2\n"
+                                       "chains: 2\nbudget: {draws: 200}\n")
+    args = ["sweep", "toy.yaml", "step=0.5,1.0", "-o", "sw", "-q"]
+    first = _mixlab_limited(args, tmp_path, 1)
+    assert first.returncode == 1, first.stderr
+    assert "cannot write sw/sweep.yaml" in first.stderr and "Traceback" not in first.stderr
+    assert "run the same command again" in first.stderr
+    assert not list((tmp_path / "sw").glob(".*tmp*"))  # no stray temporary file
+    second = _mixlab_limited(args, tmp_path, None)
+    assert second.returncode == 0, second.stderr
+    assert [r["status"] for r in _rows(tmp_path / "sw" / "sweep.csv")] == ["complete"] * 2
