@@ -5,9 +5,11 @@ Rows (ratio, target):
   against 100 x the paper's 2,897 sweeps per 1000 s (ratio >= 1 meets the target);
 * the same sweep against its bare limit: the D (chains, D) @ (D, D) products one sweep cannot
   avoid, timed alone (ratio = sweep time / bare time; overhead of the Python loop and decisions);
-* approximate Gibbs (sequential test, m = 500) sweeps/s at each eps against exact Gibbs with
-  the table-lookup conditional (the paper's cost model; paper: 1.18x at eps=0.01 ... 2.06x at
-  eps=0.25) and against our quadratic-form exact Gibbs.
+* approximate Gibbs (sequential test, m = 500, the samplers' default: blocks of BLOCK_DEFAULT
+  pair terms of a once-shuffled order) sweeps/s at each eps against exact Gibbs with the
+  table-lookup conditional (the paper's cost model; paper: 1.18x at eps=0.01 ... 2.06x at
+  eps=0.25; issue 16 target >= 1 at eps = 0.05) and against our quadratic-form exact Gibbs;
+  the per-term test (block = 1) at eps = 0.05 for comparison.
 Rates are chain-sweeps per second of wall time in this process; other load on the machine lowers
 all of them alike, so compare ratios.
 """
@@ -19,7 +21,7 @@ import time
 import numpy as np
 
 from mixlab.austerity.figures import PAPER_T
-from mixlab.austerity.mrf import make_mrf, sweep_approx, sweep_exact
+from mixlab.austerity.mrf import BLOCK_DEFAULT, block_tables, make_mrf, sweep_approx, sweep_exact
 
 PAPER_RATE = PAPER_T["exact"] / 1000.0          # sweeps per second in the paper
 TARGET_RATE = 100 * PAPER_RATE
@@ -72,21 +74,28 @@ def run(quick: bool) -> list[dict]:
                  "ratio": r_lookup / rates[("exact", 8)], "target": "info", "ok": True,
                  "detail": f"lookup {r_lookup:.0f} vs quadratic {rates[('exact', 8)]:.0f} "
                            f"chain-sweeps/s"})
-    for eps in (0.01, 0.05, 0.1, 0.15, 0.2, 0.25):
+    tables = block_tables(model, BLOCK_DEFAULT)
+    for eps, block in [(e, BLOCK_DEFAULT) for e in (0.01, 0.05, 0.1, 0.15, 0.2, 0.25)] + [
+            (0.05, 1)]:
         used = []
+        tab = tables if block > 1 else None
 
         def one():
             n = np.empty(X.shape, dtype=np.int64)
-            sweep_approx(model, X, rng.random(X.shape), eps, 500, rng, n_out=n)
+            sweep_approx(model, X, rng.random(X.shape), eps, 500, rng, n_out=n, tables=tab)
             used.append(n.mean() / model.N)
 
         r = _rate(one, secs) * B
         paper = PAPER_T[eps] / PAPER_T["exact"]
-        rows.append({"name": f"mrf approx Gibbs eps={eps:g} vs exact lookup, 8 chains",
-                     "ratio": r / r_lookup, "target": "> 1", "ok": r > r_lookup,
-                     "detail": f"{r:.1f} chain-sweeps/s, data used {np.mean(used):.2f}; "
-                               f"paper {paper:.2f}x its exact Gibbs; vs our quadratic exact "
-                               f"{r / rates[('exact', 8)]:.4f}x"})
+        main = block > 1
+        rows.append({"name": f"mrf approx Gibbs eps={eps:g} vs exact lookup, 8 chains"
+                             + ("" if main else " (per-term test, block=1)"),
+                     "ratio": r / r_lookup,
+                     "target": ">= 1" if main and eps == 0.05 else "info",
+                     "ok": r >= r_lookup if main and eps == 0.05 else True,
+                     "detail": f"block={block}: {r:.1f} chain-sweeps/s, data used "
+                               f"{np.mean(used):.2f}; paper {paper:.2f}x its exact Gibbs; vs our "
+                               f"quadratic exact {r / rates[('exact', 8)]:.4f}x"})
     return rows
 
 

@@ -30,7 +30,9 @@ from numba import njit
 
 __all__ = [
     "log_sigmoid", "loglik_gather", "loglik_sums", "minibatch_orders", "mrf_sweep_approx",
-    "mrf_sweep_lookup", "padded_rows", "seqtest_logistic",
+    "mrf_sweep_approx_blocks",
+    "mrf_sweep_lookup", "padded_rows", "seqtest_logistic", "seqtest_logistic_blocks",
+    "seqtest_logistic_blocks_shared",
 ]
 
 # error_model="numpy": float division without a Python zero check (which blocks vectorisation)
@@ -345,6 +347,257 @@ def seqtest_logistic(Xs, th_new, th_old, mu0, m, tcrit2, seed, accept, n_used, m
     return accept
 
 
+@njit(**_JIT_DOT)
+def _dots_at(X, i0, n, th, z, off):
+    """z[off + j] = X[i0 + j] · th for j < n (the same arithmetic as :func:`_dots_range`)."""
+    d = X.shape[1]
+    for j in range(n):
+        s = _F(0.0)
+        for k in range(d):
+            s += X[i0 + j, k] * th[k]
+        z[off + j] = s
+
+
+@njit(**_JIT)
+def seqtest_logistic_blocks(Xb, bsize, th_new, th_old, mu0, mb, tcrit2, seed, accept, n_used,
+                           mean_out, se_out, perm, swaps, cache, stamp, version, cache_theta,
+                           fresh):
+    """The sequential MH test over *blocks* of rows (issue 16) for C logistic-regression chains.
+
+    Xb (N, W) float32 signed rows in a once-shuffled order (:func:`padded_rows`); th_new, th_old
+    (C, W) float32 proposal and current state, zero-padded alike; block k is rows
+    [k bsize, min((k+1) bsize, N)), K = ceil(N / bsize) blocks (= perm.size).  The test's
+    population is the K block values v_k = (K / N) Σ_{i in block k} l_i, whose mean is exactly
+    the mean of the N values l_i = log σ(x_i·θ') - log σ(x_i·θ); it reads minibatches of ``mb``
+    blocks drawn without replacement (a uniformly random order of the blocks per call and chain,
+    :func:`minibatch_orders` with K), and :func:`_look` is the t test over block values with the
+    finite-population correction for K.  At n = K the decision is the exact one,
+    Σ l_i / N > mu0.  tcrit2 (ceil(K/mb),) as :func:`mixlab.austerity.seqtest.tcrit2_table`
+    (K, mb, eps).  Outputs as :func:`seqtest_logistic`; n_used counts rows read.
+
+    Cache: cache (C, N) float32 holds log σ(x_i·θ_c) at θ_c = cache_theta[c] (C, W) for the
+    rows of the blocks with stamp[c, k] == version[c] (stamp (C, K), version (C,) int64).  A
+    block read whose values at the current state are cached costs one product, not two.  The
+    cache is checked against th_old (a chain whose state differs starts a new version), and on
+    acceptance it is refilled with the values at θ' just computed.  Every value is the same
+    element-wise float32 arithmetic (:func:`_dots_at`, :func:`_log_sigmoid_block`) whether it is
+    computed now or was cached, so the decisions do not depend on the cache: an empty cache (a
+    resumed run) gives the same chain (tests/austerity/test_samplers.py).  Scratch: perm (K,) =
+    arange(K) (left so), swaps (K,), fresh (N,) float32 (the values at θ' by row)."""
+    N = Xb.shape[0]
+    W = Xb.shape[1]
+    K = perm.size
+    C = th_new.shape[0]
+    scale = K / N
+    R = mb * bsize                                     # rows in a minibatch, at most
+    zn = np.empty(R, np.float32)
+    zo = np.empty(R, np.float32)
+    ln = np.empty(R, np.float32)
+    lo = np.empty(R, np.float32)
+    eb = np.empty(R, np.int32)
+    pb = np.empty(R, np.float32)
+    lv = np.empty(mb, np.float64)
+    for c in range(C):
+        tn, to = th_new[c], th_old[c]
+        same = True
+        for k in range(W):
+            if cache_theta[c, k] != to[k]:
+                same = False
+                break
+        if not same:                                   # the cache belongs to another state
+            version[c] += 1
+            cache_theta[c, :] = to
+        ver = version[c]
+        state = _chain_state(seed, c)
+        total = 0.0
+        m2 = 0.0
+        raw = 0.0                                      # Σ l_i over the rows read
+        n = 0
+        rows = 0
+        k = 0
+        while True:
+            bb = min(mb, K - n)
+            state = _shuffle_next(state, perm, swaps, n, n + bb)   # the next minibatch
+            p = 0
+            q = 0
+            for j in range(bb):                        # products: θ' always, θ unless cached
+                r0 = perm[n + j] * bsize
+                nb = min(bsize, N - r0)
+                _dots_at(Xb, r0, nb, tn, zn, p)
+                if stamp[c, perm[n + j]] != ver:
+                    _dots_at(Xb, r0, nb, to, zo, q)
+                    q += nb
+                p += nb
+            _log_sigmoid_block(zn, ln, eb, pb, p)
+            _log_sigmoid_block(zo, lo, eb, pb, q)
+            p = 0
+            q = 0
+            for j in range(bb):
+                blk = perm[n + j]
+                r0 = blk * bsize
+                nb = min(bsize, N - r0)
+                s = 0.0
+                for t in range(nb):
+                    fresh[r0 + t] = ln[p + t]
+                if stamp[c, blk] == ver:
+                    for t in range(nb):
+                        s += np.float64(ln[p + t]) - np.float64(cache[c, r0 + t])
+                else:
+                    for t in range(nb):
+                        s += np.float64(ln[p + t]) - np.float64(lo[q + t])
+                        cache[c, r0 + t] = lo[q + t]
+                    stamp[c, blk] = ver
+                    q += nb
+                p += nb
+                raw += s
+                lv[j] = scale * s
+            rows += p
+            n, total, m2, mean, done, acc, se = _look(lv, bb, n, total, m2, mu0[c], K,
+                                                      tcrit2[k])
+            if done:
+                if n == K:                             # the exact decision on the raw sum
+                    acc = raw / N > mu0[c]
+                break
+            k += 1
+        if acc:                                        # the cache moves to θ': the values
+            version[c] = ver + 1                       # at θ' of every block read
+            cache_theta[c, :] = tn
+            for j in range(n):
+                blk = perm[j]
+                r0 = blk * bsize
+                for t in range(min(bsize, N - r0)):
+                    cache[c, r0 + t] = fresh[r0 + t]
+                stamp[c, blk] = ver + 1
+        accept[c] = acc
+        n_used[c] = rows
+        mean_out[c] = mean
+        se_out[c] = se
+        _unshuffle(perm, swaps, n)                     # perm is arange(K) again
+    return accept
+
+
+@njit(**_JIT)
+def seqtest_logistic_blocks_shared(Xb, bsize, th_new, th_old, mu0, mb, tcrit2, seed, accept,
+                                  n_used, mean_out, se_out, perm, swaps, cache, stamp, version,
+                                  cache_theta, fresh):
+    """:func:`seqtest_logistic_blocks` with ONE random block order for all C chains of a call
+    (the order :func:`minibatch_orders` gives index 0): each block read feeds the products of
+    every chain still undecided while it is in cache, so the data is read once per call, not
+    once per chain.  Each chain's test is the same test as with its own order (a uniformly random
+    order of the blocks), but the chains' decisions within a step are no longer independent:
+    they read the same blocks.  Arguments as :func:`seqtest_logistic_blocks`, except fresh
+    (C, N) float32."""
+    N = Xb.shape[0]
+    W = Xb.shape[1]
+    K = perm.size
+    C = th_new.shape[0]
+    scale = K / N
+    R = mb * bsize
+    zn = np.empty((C, R), np.float32)
+    zo = np.empty((C, R), np.float32)
+    ln = np.empty((C, R), np.float32)
+    lo = np.empty((C, R), np.float32)
+    eb = np.empty(R, np.int32)
+    pb = np.empty(R, np.float32)
+    lv = np.empty(mb, np.float64)
+    total = np.zeros(C)
+    m2 = np.zeros(C)
+    raw = np.zeros(C)
+    rows = np.zeros(C, np.int64)
+    nblk = np.zeros(C, np.int64)
+    qo = np.zeros(C, np.int64)
+    act = np.arange(C)
+    for c in range(C):
+        same = True
+        for k in range(W):
+            if cache_theta[c, k] != th_old[c, k]:
+                same = False
+                break
+        if not same:
+            version[c] += 1
+            cache_theta[c, :] = th_old[c]
+    state = _chain_state(seed, 0)
+    na = C
+    n = 0
+    k = 0
+    while na > 0:
+        bb = min(mb, K - n)
+        state = _shuffle_next(state, perm, swaps, n, n + bb)
+        for a in range(na):
+            qo[act[a]] = 0
+        p = 0
+        for j in range(bb):                            # one block, every undecided chain
+            blk = perm[n + j]
+            r0 = blk * bsize
+            nb = min(bsize, N - r0)
+            for a in range(na):
+                c = act[a]
+                _dots_at(Xb, r0, nb, th_new[c], zn[c], p)
+                if stamp[c, blk] != version[c]:
+                    _dots_at(Xb, r0, nb, th_old[c], zo[c], qo[c])
+                    qo[c] += nb
+            p += nb
+        keep = 0
+        for a in range(na):
+            c = act[a]
+            _log_sigmoid_block(zn[c], ln[c], eb, pb, p)
+            _log_sigmoid_block(zo[c], lo[c], eb, pb, qo[c])
+            ver = version[c]
+            pp = 0
+            q = 0
+            for j in range(bb):
+                blk = perm[n + j]
+                r0 = blk * bsize
+                nb = min(bsize, N - r0)
+                sm = 0.0
+                for t in range(nb):
+                    fresh[c, r0 + t] = ln[c, pp + t]
+                if stamp[c, blk] == ver:
+                    for t in range(nb):
+                        sm += np.float64(ln[c, pp + t]) - np.float64(cache[c, r0 + t])
+                else:
+                    for t in range(nb):
+                        sm += np.float64(ln[c, pp + t]) - np.float64(lo[c, q + t])
+                        cache[c, r0 + t] = lo[c, q + t]
+                    stamp[c, blk] = ver
+                    q += nb
+                pp += nb
+                raw[c] += sm
+                lv[j] = scale * sm
+            rows[c] += p
+            n1, tot, mm, mean, done, acc, se = _look(lv, bb, n, total[c], m2[c], mu0[c], K,
+                                                     tcrit2[k])
+            total[c] = tot
+            m2[c] = mm
+            if done:
+                if n1 == K:
+                    acc = raw[c] / N > mu0[c]
+                accept[c] = acc
+                n_used[c] = rows[c]
+                mean_out[c] = mean
+                se_out[c] = se
+                nblk[c] = n1
+            else:
+                act[keep] = c
+                keep += 1
+        na = keep
+        n += bb
+        k += 1
+    for c in range(C):                                 # accepted chains: the cache moves to θ'
+        if accept[c]:
+            ver = version[c] + 1
+            version[c] = ver
+            cache_theta[c, :] = th_new[c]
+            for j in range(nblk[c]):
+                blk = perm[j]
+                r0 = blk * bsize
+                for t in range(min(bsize, N - r0)):
+                    cache[c, r0 + t] = fresh[c, r0 + t]
+                stamp[c, blk] = ver
+    _unshuffle(perm, swaps, n)
+    return accept
+
+
 # ------------------------------------------------------------------------------------------------
 # dense triplet MRF (mrf.py): exact Gibbs by pair-table lookup and approximate Gibbs (paper §5)
 
@@ -352,6 +605,16 @@ def seqtest_logistic(Xs, th_new, th_old, mu0, m, tcrit2, seed, accept, n_used, m
 def _mrf_term(delta, pj, pk, x, i, q):
     """Term q of variable i's log-odds in state x (D,): delta[i, q, 2 x[pj] + x[pk]]."""
     return delta[i, q, 2 * x[pj[i, q]] + x[pk[i, q]]]
+
+
+@njit(**_JIT_DOT)
+def _mrf_term_sum(delta, pj, pk, x, i, q0, q1):
+    """Σ_{q0 <= q < q1} delta[i, q, 2 x[pj[i, q]] + x[pk[i, q]]], float64, summed in any order
+    (reassociation: several accumulators instead of one chain of dependent additions)."""
+    s = 0.0
+    for q in range(q0, q1):
+        s += delta[i, q, 2 * x[pj[i, q]] + x[pk[i, q]]]
+    return s
 
 
 @njit(**_JIT)
@@ -379,10 +642,7 @@ def mrf_sweep_lookup(delta, pj, pk, X, LU):
     for i in range(D):
         for b in range(B):
             x = X[b]
-            L = 0.0
-            for q in range(N):
-                L += _mrf_term(delta, pj, pk, x, i, q)
-            x[i] = LU[b, i] < L
+            x[i] = LU[b, i] < _mrf_term_sum(delta, pj, pk, x, i, 0, N)
 
 
 @njit(**_JIT)
@@ -425,4 +685,91 @@ def mrf_sweep_approx(delta, pj, pk, Q, h, X, mu0, m, tcrit2, seed, n_out, p_out,
                 k += 1
             x[i] = acc
             n_out[b, i] = n
+            _unshuffle(perm, swaps, n)
+
+
+@njit(**_JIT)
+def _mrf_block_sums(ds, pjs, pks, x, i, perm, n, bb, bsize, out):
+    """out[j] = Σ of the terms of block perm[n + j] of variable i (terms [q0, q0 + bsize) of the
+    shuffled tables, the last block shorter), j < bb.  Four full blocks are summed in one loop
+    (four independent additions per term instead of one dependent chain)."""
+    N = ds.shape[1]
+    j = 0
+    while j + 4 <= bb:
+        q0 = perm[n + j] * bsize
+        q1 = perm[n + j + 1] * bsize
+        q2 = perm[n + j + 2] * bsize
+        q3 = perm[n + j + 3] * bsize
+        if max(max(q0, q1), max(q2, q3)) + bsize <= N:
+            s0 = 0.0
+            s1 = 0.0
+            s2 = 0.0
+            s3 = 0.0
+            for t in range(bsize):
+                s0 += ds[i, q0 + t, 2 * x[pjs[i, q0 + t]] + x[pks[i, q0 + t]]]
+                s1 += ds[i, q1 + t, 2 * x[pjs[i, q1 + t]] + x[pks[i, q1 + t]]]
+                s2 += ds[i, q2 + t, 2 * x[pjs[i, q2 + t]] + x[pks[i, q2 + t]]]
+                s3 += ds[i, q3 + t, 2 * x[pjs[i, q3 + t]] + x[pks[i, q3 + t]]]
+            out[j] = s0
+            out[j + 1] = s1
+            out[j + 2] = s2
+            out[j + 3] = s3
+            j += 4
+        else:
+            break
+    while j < bb:
+        q0 = perm[n + j] * bsize
+        out[j] = _mrf_term_sum(ds, pjs, pks, x, i, q0, min(q0 + bsize, N))
+        j += 1
+
+
+@njit(**_JIT)
+def mrf_sweep_approx_blocks(ds, pjs, pks, bsize, Q, h, X, mu0, mb, tcrit2, seed, n_out, p_out,
+                            perm, swaps):
+    """Approximate Gibbs sweep over *blocks* of pair terms (issue 16), in place: as
+    :func:`mrf_sweep_approx`, but variable i's N terms are stored in a once-shuffled order
+    (ds (D, N, 4) float64, pjs, pks (D, N) int32: ``delta``, ``pj``, ``pk`` with each row
+    permuted) and cut into K = ceil(N / bsize) blocks of bsize consecutive terms (= perm.size).
+    The test's population is the K block values (K / N) Σ_block terms (mean = the mean of the N
+    terms exactly), minibatches of mb blocks without replacement, the t test over block values
+    with the finite-population correction for K; at n = K the exact decision Σ terms / N > mu0.
+    A block is an in-order sum (no random access, one random number per block).  tcrit2
+    (ceil(K/mb),); n_out (B, D) int64 receives the terms read; other arguments as
+    :func:`mrf_sweep_approx` (the test of (b, i) reads the block order :func:`minibatch_orders`
+    gives index b * D + i for K)."""
+    B, D = X.shape
+    N = ds.shape[1]
+    K = perm.size
+    scale = K / N
+    lv = np.empty(mb, np.float64)
+    track = p_out.shape[0] > 0
+    for i in range(D):
+        for b in range(B):
+            x = X[b]
+            if track:
+                p_out[b, i] = _mrf_quadratic(Q, h, x, i)
+            state = _chain_state(seed, b * D + i)
+            total = 0.0
+            m2 = 0.0
+            raw = 0.0
+            n = 0
+            rows = 0
+            k = 0
+            while True:
+                bb = min(mb, K - n)
+                state = _shuffle_next(state, perm, swaps, n, n + bb)
+                _mrf_block_sums(ds, pjs, pks, x, i, perm, n, bb, bsize, lv)
+                for j in range(bb):
+                    raw += lv[j]
+                    rows += min(bsize, N - perm[n + j] * bsize)
+                    lv[j] *= scale
+                n, total, m2, mean, done, acc, se = _look(lv, bb, n, total, m2, mu0[b, i], K,
+                                                          tcrit2[k])
+                if done:
+                    if n == K:                         # the exact decision on the raw sum
+                        acc = raw / N > mu0[b, i]
+                    break
+                k += 1
+            x[i] = acc
+            n_out[b, i] = rows
             _unshuffle(perm, swaps, n)

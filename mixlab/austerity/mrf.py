@@ -57,14 +57,16 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from itertools import combinations
+from typing import NamedTuple
 
 import numpy as np
 from scipy.special import expit
 
-from .kernels import mrf_sweep_approx, mrf_sweep_lookup
+from .kernels import mrf_sweep_approx, mrf_sweep_approx_blocks, mrf_sweep_lookup
 from .seqtest import sequential_test_batch, tcrit2_table
 
-__all__ = ["DenseMRF", "make_mrf", "triplets", "sweep_exact", "sweep_approx", "ExactGibbs",
+__all__ = ["BLOCK_DEFAULT", "BlockTables", "DenseMRF", "block_tables", "make_mrf", "triplets",
+           "sweep_exact", "sweep_approx", "ExactGibbs",
            "ApproxGibbs", "update_approx", "pair_terms", "enumerate_joint", "exact_conditionals", "log_odds_all",
            "log_odds_tables", "logit", "random_subsets", "subset_codes", "joint_counts",
            "l1_joint_error"]
@@ -265,6 +267,33 @@ def sweep_exact(model: DenseMRF, X: np.ndarray, U: np.ndarray, impl: str = "quad
     return X
 
 
+BLOCK_DEFAULT = 64     # pair terms per block of the approximate Gibbs test (1: per term)
+
+
+class BlockTables(NamedTuple):
+    """Variable i's pair terms in a once-shuffled order, for the block test: ``delta (D, N, 4)``
+    float64, ``pj, pk (D, N)`` int32 (the model's tables with row i permuted by ``order[i]``),
+    ``order (D, N)`` int64, ``block`` terms per block."""
+    delta: np.ndarray
+    pj: np.ndarray
+    pk: np.ndarray
+    order: np.ndarray
+    block: int
+
+
+def block_tables(model: DenseMRF, block: int) -> BlockTables:
+    """The pair tables of ``model`` with each variable's terms shuffled once (a fixed
+    permutation seeded by D only, so every run and resume sees the same blocks), for
+    :func:`sweep_approx` with ``block`` > 1."""
+    D, N = model.D, model.N
+    order = np.argsort(np.random.default_rng([0x5EED_B10C, D]).random((D, N)), axis=1)
+    rows = np.arange(D)[:, None]
+    return BlockTables(np.ascontiguousarray(model.delta[rows, order]),
+                       np.ascontiguousarray(model.pj[rows, order], dtype=np.int32),
+                       np.ascontiguousarray(model.pk[rows, order], dtype=np.int32),
+                       order, int(block))
+
+
 def update_approx(model: DenseMRF, X: np.ndarray, i: int, mu0: np.ndarray, eps: float, m: int,
                   rng: np.random.Generator, order: np.ndarray | None = None):
     """Approximate update of variable ``i`` in every row of ``X (B, D)`` uint8 (in place): the
@@ -282,7 +311,8 @@ def update_approx(model: DenseMRF, X: np.ndarray, i: int, mu0: np.ndarray, eps: 
 
 def sweep_approx(model: DenseMRF, X: np.ndarray, U: np.ndarray, eps: float, m: int,
                  rng: np.random.Generator, p_out: np.ndarray | None = None,
-                 n_out: np.ndarray | None = None) -> np.ndarray:
+                 n_out: np.ndarray | None = None,
+                 tables: BlockTables | None = None) -> np.ndarray:
     """One systematic-scan approximate Gibbs sweep (§5), in place, compiled
     (:func:`mixlab.austerity.kernels.mrf_sweep_approx`).
 
@@ -296,6 +326,10 @@ def sweep_approx(model: DenseMRF, X: np.ndarray, U: np.ndarray, eps: float, m: i
     X : (B, D) uint8 (modified in place).  U : (B, D) uniforms.  p_out : optional (B, D) exact
     conditionals ``P(x_i=1|x_-i)`` at each update (costs one quadratic form per update).
     n_out : optional (B, D) int64 receiving the number of terms each test used.
+    tables : None (the paper's test: the N terms are the population, minibatches of m terms), or
+    :func:`block_tables` (the block test, issue 16: the population is the K = ceil(N/b) block
+    values (K/N) Σ_block terms of each variable's once-shuffled terms, minibatches of
+    ceil(m/b) blocks; :func:`mixlab.austerity.kernels.mrf_sweep_approx_blocks`).
     """
     D, N = model.D, model.N
     B = X.shape[0]
@@ -305,9 +339,16 @@ def sweep_approx(model: DenseMRF, X: np.ndarray, U: np.ndarray, eps: float, m: i
     n = np.empty((B, D), np.int64) if n_out is None else n_out
     L = np.empty((B, D)) if p_out is not None else np.empty((0, 0))
     seed = np.uint64(rng.integers(0, 2 ** 63))
-    perm, swaps = np.arange(N, dtype=np.int64), np.empty(N, np.int64)
-    mrf_sweep_approx(model.delta, model.pj, model.pk, model.Q, model.h, X, mu0, int(m),
-                     tcrit2_table(N, int(m), float(eps)), seed, n, L, perm, swaps)
+    if tables is None or tables.block == 1:
+        perm, swaps = np.arange(N, dtype=np.int64), np.empty(N, np.int64)
+        mrf_sweep_approx(model.delta, model.pj, model.pk, model.Q, model.h, X, mu0, int(m),
+                         tcrit2_table(N, int(m), float(eps)), seed, n, L, perm, swaps)
+    else:
+        b = tables.block
+        K, mb = -(-N // b), -(-int(m) // b)
+        perm, swaps = np.arange(K, dtype=np.int64), np.empty(K, np.int64)
+        mrf_sweep_approx_blocks(tables.delta, tables.pj, tables.pk, b, model.Q, model.h, X, mu0,
+                                mb, tcrit2_table(K, mb, float(eps)), seed, n, L, perm, swaps)
     if p_out is not None:
         p_out[:] = expit(L)
     return X
@@ -316,7 +357,7 @@ def sweep_approx(model: DenseMRF, X: np.ndarray, U: np.ndarray, eps: float, m: i
 # ------------------------------------------------------------------------------------------------
 # samplers (mixlab sampler contract: init(rng) -> state; step(state, rng) -> state, draws, stats)
 
-def _warm_up(model: DenseMRF, impl: str) -> None:
+def _warm_up(model: DenseMRF, impl: str, tables: BlockTables | None = None) -> None:
     """Run one throwaway sweep of one chain so the compiled kernel is loaded (or compiled) when a
     sampler is built, not inside its wall-clock budget."""
     X = np.zeros((1, model.D), np.uint8)
@@ -324,9 +365,9 @@ def _warm_up(model: DenseMRF, impl: str) -> None:
     if impl == "lookup":
         sweep_exact(model, X, U, "lookup")
     elif impl == "approx":
-        sweep_approx(model, X, U, 0.1, 500, np.random.default_rng(0))
+        sweep_approx(model, X, U, 0.1, 500, np.random.default_rng(0), tables=tables)
         sweep_approx(model, X, U, 0.1, 500, np.random.default_rng(0),
-                     p_out=np.empty((1, model.D)))
+                     p_out=np.empty((1, model.D)), tables=tables)
 
 
 class ExactGibbs:
@@ -368,17 +409,24 @@ class ApproxGibbs:
     (chains,)`` the fraction of the N terms read, averaged over the sweep's D updates; with
     ``track=True`` also ``wrong (chains,)`` the fraction of the sweep's decisions that differ from
     the exact decision with the same u.
+
+    block : terms per block of the test's population (1: the paper's per-term test; b > 1: the
+    block test of :func:`sweep_approx`, the terms of each variable shuffled once).
     """
 
     def __init__(self, model: DenseMRF, chains: int = 1, eps: float = 0.01, m: int = 500,
-                 track: bool = False):
+                 track: bool = False, block: int = BLOCK_DEFAULT):
         if not (0.0 <= eps < 1.0):
             raise ValueError(f"eps must be in [0, 1), got {eps}")
         if m < 1:
             raise ValueError(f"m must be >= 1, got {m}")
         self.model, self.chains, self.eps, self.m = model, int(chains), float(eps), int(m)
         self.track = bool(track)
-        _warm_up(model, "approx")
+        if int(block) < 1:
+            raise ValueError(f"block must be >= 1, got {block}")
+        self.block = int(block)
+        self.tables = block_tables(model, self.block) if self.block > 1 else None
+        _warm_up(model, "approx", self.tables)
 
     def init(self, rng: np.random.Generator) -> dict:
         return {"x": (rng.random((self.chains, self.model.D)) < 0.5).astype(np.uint8)}
@@ -388,7 +436,8 @@ class ApproxGibbs:
         U = rng.random(X.shape)
         n_used = np.empty(X.shape, dtype=np.int64)
         p = np.empty(X.shape) if self.track else None
-        sweep_approx(self.model, X, U, self.eps, self.m, rng, p_out=p, n_out=n_used)
+        sweep_approx(self.model, X, U, self.eps, self.m, rng, p_out=p, n_out=n_used,
+                     tables=self.tables)
         draws = {"samples": X.astype(bool)}
         stats = {"data_used": n_used.mean(axis=1) / self.model.N}
         if self.track:

@@ -22,14 +22,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from .kernels import seqtest_logistic
+from .kernels import (
+    padded_rows,
+    seqtest_logistic,
+    seqtest_logistic_blocks,
+    seqtest_logistic_blocks_shared,
+)
 from .logistic import LogisticPosterior
 from .seqtest import UniformOrder, tcrit2_table
 
-__all__ = ["SGLD", "TESTS", "CompiledSequentialTest", "RandomWalkMH", "mh_decide",
-           "sgld_log_q_ratio"]
+__all__ = ["BLOCK_DEFAULT", "SGLD", "TESTS", "CompiledSequentialTest", "RandomWalkMH",
+           "block_rows", "mh_decide", "sgld_log_q_ratio"]
 
 TESTS = ("auto", "exact", "sequential")
+BLOCK_DEFAULT = 32     # rows per block of the sequential test (1: the per-point test)
 
 
 def _resolve_test(test: str, eps: float) -> str:
@@ -50,29 +56,85 @@ def _init_theta(init, chains: int, d: int) -> np.ndarray:
 
 
 class CompiledSequentialTest:
-    """The sequential MH test for C logistic-regression chains, one compiled call per step
-    (:func:`mixlab.austerity.kernels.seqtest_logistic`, the rule of :mod:`.seqtest`)."""
+    """The sequential MH test for C logistic-regression chains, one compiled call per step (the
+    rule of :mod:`.seqtest`).
 
-    def __init__(self, post: LogisticPosterior, eps: float, m: int):
-        self.post, self.m = post, int(m)
-        self.tcrit2 = tcrit2_table(post.N, self.m, float(eps))
-        self.perm = np.arange(post.N, dtype=np.int64)
-        self.swaps = np.empty(post.N, np.int64)
+    block = 1: the paper's population, the N points, read in minibatches of m points in a random
+    order (:func:`mixlab.austerity.kernels.seqtest_logistic`).  block = b > 1 (issue 16): the
+    rows are shuffled once (a fixed permutation, :func:`block_rows`) and cut into K = ceil(N/b)
+    blocks of b consecutive rows; the test's population is the K block values (K/N) Σ_block l_i
+    (mean = the mean of the l_i exactly), read in minibatches of ceil(m/b) blocks, with the
+    per-point values at the current state cached across steps
+    (:func:`mixlab.austerity.kernels.seqtest_logistic_blocks`).  A block is one contiguous
+    product and one random number, so a point costs about what it costs in the exact pass.
+
+    shared_order (block > 1 only): one random block order per call for all chains, so a block is
+    read once for every undecided chain (:func:`.kernels.seqtest_logistic_blocks_shared`); each chain's test is unchanged, but the chains' decisions
+    in a step read the same blocks (they are no longer independent given the states)."""
+
+    def __init__(self, post: LogisticPosterior, eps: float, m: int, block: int = 1,
+                 shared_order: bool = False):
+        if int(block) < 1:
+            raise ValueError(f"block must be >= 1, got {block}")
+        if shared_order and int(block) == 1:
+            raise ValueError("shared_order needs block > 1")
+        self.post, self.m, self.block = post, int(m), int(block)
+        self.shared_order = bool(shared_order)
+        N = post.N
+        if self.block == 1:
+            self.K, self.mb = N, self.m
+        else:
+            self.K, self.mb = -(-N // self.block), -(-self.m // self.block)
+            self.Xb = padded_rows(post.Xk[block_rows(N)])
+            self.fresh = np.empty(N, np.float32)
+            self._cache_for(0)
+        self.tcrit2 = tcrit2_table(self.K, self.mb, float(eps))
+        self.perm = np.arange(self.K, dtype=np.int64)
+        self.swaps = np.empty(self.K, np.int64)
         zero = np.zeros((1, post.d))                   # load/compile the kernel now, untimed
         self(zero, zero, np.zeros(1), 0)
 
+    def _cache_for(self, C: int) -> None:
+        """(Re)allocate the per-chain cache of log σ(x_i·θ) for C chains, empty."""
+        N, W = self.Xb.shape
+        self.cache = np.zeros((C, N), np.float32)
+        self.stamp = np.full((C, self.K), -1, np.int64)
+        if self.shared_order:
+            self.fresh = np.empty((C, N), np.float32)
+        self.version = np.zeros(C, np.int64)
+        self.cache_theta = np.full((C, W), np.nan, np.float32)
+
     def __call__(self, theta: np.ndarray, prop: np.ndarray, mu0: np.ndarray, seed: int):
-        """theta, prop (C, d); mu0 (C,); seed (uint64) -> accept (C,) bool, n_used (C,) int64,
-        mean (C,) and standard error (C,) of the l_i at the decision."""
+        """theta, prop (C, d); mu0 (C,); seed (uint64) -> accept (C,) bool, n_used (C,) int64
+        (points read), mean (C,) and standard error (C,) of the test's values at the decision
+        (per-point values for block = 1, block values otherwise)."""
         C = theta.shape[0]
         accept = np.zeros(C, bool)
         n_used = np.zeros(C, np.int64)
         mean, se = np.zeros(C), np.zeros(C)
         post = self.post
-        seqtest_logistic(post.Xk, post.theta_padded(prop), post.theta_padded(theta),
-                         np.asarray(mu0, np.float64), self.m, self.tcrit2, np.uint64(seed),
-                         accept, n_used, mean, se, self.perm, self.swaps)
+        mu0 = np.asarray(mu0, np.float64)
+        if self.block == 1:
+            seqtest_logistic(post.Xk, post.theta_padded(prop), post.theta_padded(theta), mu0,
+                             self.m, self.tcrit2, np.uint64(seed), accept, n_used, mean, se,
+                             self.perm, self.swaps)
+        else:
+            if self.cache.shape[0] != C:
+                self._cache_for(C)
+            kernel = (seqtest_logistic_blocks_shared if self.shared_order
+                      else seqtest_logistic_blocks)
+            kernel(self.Xb, self.block, post.theta_padded(prop), post.theta_padded(theta), mu0,
+                   self.mb, self.tcrit2, np.uint64(seed), accept, n_used, mean, se, self.perm,
+                   self.swaps, self.cache, self.stamp, self.version, self.cache_theta,
+                   self.fresh)
         return accept, n_used, mean, se
+
+
+def block_rows(N: int) -> np.ndarray:
+    """The fixed permutation (N,) of the rows that the block test cuts into blocks: shuffled
+    once, with a seed depending on N only, so every run (and every resume) sees the same
+    blocks."""
+    return np.random.default_rng([0x5EED_B10C, N]).permutation(N)
 
 
 def mh_decide(post: LogisticPosterior, theta: np.ndarray, prop: np.ndarray, extra: np.ndarray,
@@ -124,16 +186,19 @@ class RandomWalkMH:
     the sequential test; m : its minibatch size (paper 500); test : "auto" (exact iff eps == 0),
     "exact" or "sequential" (eps = 0 then reads all data through the sequential code path);
     track_errors : compute the 'wrong decision' flag (a full pass per step); init : (d,) or
-    (C, d) initial θ (default zeros)."""
+    (C, d) initial θ (default zeros); block : rows per block of the sequential test's population
+    (1: the paper's per-point test; see :class:`CompiledSequentialTest`); shared_order : one
+    block order per step for all chains (see :class:`CompiledSequentialTest`)."""
 
     def __init__(self, post: LogisticPosterior, chains: int, sigma: float = 0.01, eps: float = 0.0,
-                 m: int = 500, test: str = "auto", track_errors: bool = False, init=None):
+                 m: int = 500, test: str = "auto", track_errors: bool = False, init=None,
+                 block: int = BLOCK_DEFAULT, shared_order: bool = False):
         self.post, self.chains = post, int(chains)
         self.sigma, self.eps, self.m = float(sigma), float(eps), int(m)
         self.test = _resolve_test(test, self.eps)
         self.track_errors = bool(track_errors)
         self.theta0 = _init_theta(init, self.chains, post.d)
-        self.seqtest = (CompiledSequentialTest(post, self.eps, self.m)
+        self.seqtest = (CompiledSequentialTest(post, self.eps, self.m, block, shared_order)
                         if self.test == "sequential" else None)
 
     def init(self, rng: np.random.Generator) -> dict:
@@ -181,11 +246,11 @@ class SGLD:
     correction : "none" (plain SGLD, every proposal kept), "exact" (full-data MH test) or
     "sequential" (the approximate test with tolerance eps, minibatches of m); the MH ratio uses
     q(·|·, X_n) with the same minibatch both ways (paper §6.2), so every minibatch's kernel is
-    reversible.  Other arguments as :class:`RandomWalkMH`."""
+    reversible.  Other arguments (block) as :class:`RandomWalkMH`."""
 
     def __init__(self, post: LogisticPosterior, chains: int, step_size: float, batch: int = 500,
                  correction: str = "none", eps: float = 0.0, m: int = 500,
-                 track_errors: bool = False, init=None):
+                 track_errors: bool = False, init=None, block: int = BLOCK_DEFAULT):
         if correction not in ("none", "exact", "sequential"):
             raise ValueError(f"correction must be none, exact or sequential, got {correction!r}")
         if correction != "sequential" and eps != 0:
@@ -197,7 +262,7 @@ class SGLD:
         self.correction, self.eps, self.m = correction, float(eps), int(m)
         self.track_errors = bool(track_errors) and correction != "none"
         self.theta0 = _init_theta(init, self.chains, post.d)
-        self.seqtest = (CompiledSequentialTest(post, self.eps, self.m)
+        self.seqtest = (CompiledSequentialTest(post, self.eps, self.m, block)
                         if correction == "sequential" else None)
 
     def init(self, rng: np.random.Generator) -> dict:
@@ -280,35 +345,43 @@ _BATCH = Param(None, int, lo=1, hi=MINIBATCH_MAX, nullable=True,
                help="SGLD gradient minibatch (null: the spec's top-level batch)")
 _TRACK = Param(False, bool, help="also compute the exact decision with the same u (stat "
                                  "'wrong'; a full data pass per step, slows the sampler)")
+_BLOCK = Param(None, int, lo=1, hi=MINIBATCH_MAX, nullable=True,
+               help="rows (pair terms) per block of the sequential test's population; 1: the "
+                    "paper's per-point test (null: the spec's top-level test_block, else 1)")
+
+
+def _block(params: dict) -> int:
+    return int(params.get("test_block") or 1)
 
 
 @_register("logistic", "rw_mh", params={
     "sigma": Param(None, float, lo=0, lo_open=True, nullable=True,
                    help="random-walk proposal std (null: the spec's top-level sigma)"),
-    "eps": _EPS, "m": _M, "track_errors": _TRACK},
+    "eps": _EPS, "m": _M, "track_errors": _TRACK, "test_block": _BLOCK},
     help="random-walk MH, θ' = θ + σξ, with the exact (eps = 0) or the sequential MH test")
 def _rw_mh(target, params: dict, chains: int) -> RandomWalkMH:
     return RandomWalkMH(target.posterior, chains, sigma=_need(params, "sigma"),
                         eps=params["eps"], m=_need(params, "m") if params["eps"] > 0 else 500,
-                        track_errors=params["track_errors"], init=target.theta0)
+                        track_errors=params["track_errors"], init=target.theta0,
+                        block=_block(params))
 
 
 @_register("logistic", "sgld", params={"step_size": _STEP, "batch": _BATCH},
            help="stochastic gradient Langevin dynamics, every proposal kept")
 def _sgld(target, params: dict, chains: int) -> SGLD:
     return SGLD(target.posterior, chains, _need(params, "step_size"),
-                batch=_batch(target, params), correction="none", init=target.theta0)
+                batch=_batch(target, params), correction="none", init=target.theta0, block=1)
 
 
 @_register("logistic", "sgld_mh", params={"step_size": _STEP, "batch": _BATCH, "eps": _EPS,
-                                          "m": _M, "track_errors": _TRACK},
+                                          "m": _M, "track_errors": _TRACK, "test_block": _BLOCK},
            help="SGLD proposals corrected by the exact (eps = 0) or the sequential MH test")
 def _sgld_mh(target, params: dict, chains: int) -> SGLD:
     eps = params["eps"]
     return SGLD(target.posterior, chains, _need(params, "step_size"), batch=_batch(target, params),
                 correction="sequential" if eps > 0 else "exact", eps=eps,
                 m=_need(params, "m") if eps > 0 else 500,
-                track_errors=params["track_errors"], init=target.theta0)
+                track_errors=params["track_errors"], init=target.theta0, block=_block(params))
 
 
 @_register("logistic", "hmc", params={
@@ -349,8 +422,8 @@ def _gibbs_lookup(model, params: dict, chains: int) -> ExactGibbs:
     "eps": Param(0.0, float, lo=0, hi=1, hi_open=True, help="tolerance of the sequential test"),
     "minibatch": Param(None, int, lo=1, hi=MINIBATCH_MAX, nullable=True,
                        help="pairs of potentials per minibatch (null: the spec's minibatch)"),
-    "track": _MRF_TRACK},
+    "track": _MRF_TRACK, "test_block": _BLOCK},
     help="approximate Gibbs (paper §5): each conditional decided by the sequential test")
 def _gibbs_approx(model, params: dict, chains: int) -> ApproxGibbs:
     return ApproxGibbs(model, chains, eps=params["eps"], m=_need(params, "minibatch"),
-                       track=params["track"])
+                       track=params["track"], block=_block(params))

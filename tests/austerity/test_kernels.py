@@ -109,3 +109,84 @@ def test_compiled_mrf_sweep_equals_reference_updates_on_the_same_orders(eps):
         assert np.allclose(p_k, p_ref, rtol=0, atol=1e-12)
         if eps == 0.0:
             assert (n_k == model.N).all()
+
+
+def block_values(L, order, b):
+    """(C, N) per-point values, the once-shuffled row order (N,) and block size b -> (C, K) block
+    values (K / N) Σ_block l_i of the block test's population (mean = the mean of the l_i)."""
+    C, N = L.shape
+    K = -(-N // b)
+    Ls = np.zeros((C, K * b))
+    Ls[:, :N] = L[:, order]
+    return Ls.reshape(C, K, b).sum(axis=2) * (K / N)
+
+
+@pytest.mark.parametrize("eps", [0.0, 0.01, 0.1, 0.3])
+@pytest.mark.parametrize("b, m, shared", [(16, 200, False), (7, 30, False), (64, 64, False),
+                                          (16, 200, True), (7, 30, True)])
+def test_compiled_block_test_equals_reference_on_block_values(post, eps, b, m, shared):
+    """The block test is seqtest.py's test on the K block values, given the block orders the
+    kernel drew (one per chain, or one for all chains with shared_order); at n = K the decision
+    is the exact one.  The cache is exercised: some calls repeat the state (hits), some accept
+    (the cache moves to θ')."""
+    from mixlab.austerity.samplers import block_rows
+
+    rng = np.random.default_rng(4)
+    C = 5
+    test = CompiledSequentialTest(post, eps, m, block=b, shared_order=shared)
+    K, mb = test.K, test.mb
+    assert K == -(-post.N // b) and mb == -(-m // b)
+    order = block_rows(post.N)
+    theta = rng.normal(0, 0.3, (C, post.d))
+    agree = n_total = 0
+    for seed in range(40):
+        prop = theta + rng.normal(0, 0.02, theta.shape)
+        L = post.loglik_terms(prop).astype(np.float64) - post.loglik_terms(theta)
+        V = block_values(L, order, b)
+        mu0 = L.mean(axis=1) + rng.normal(0, 3, C) * L.std(axis=1) / np.sqrt(post.N)
+        acc, n_used, mean, se = test(theta, prop, mu0, seed)
+        orders = minibatch_orders(np.uint64(seed), C, K)
+        if shared:
+            orders = np.broadcast_to(orders[0], orders.shape)
+        ref = sequential_test_batch(V, K, mu0, eps, mb, None, order=orders)
+        rows_read = ref.n_used * b                       # minus the short last block's gap
+        short = post.N % b
+        assert short                                     # N = 3001 and these b
+        for c in range(C):
+            rows_read[c] -= (b - short) * int(np.any(orders[c, :ref.n_used[c]] == K - 1))
+        exact = ref.n_used == K
+        ref_acc = np.where(exact, L.sum(axis=1) / post.N > mu0, ref.accept)
+        agree += int(np.sum(acc == ref_acc) + np.sum(n_used == rows_read))
+        n_total += 2 * C
+        assert np.allclose(mean, ref.mean, rtol=0, atol=1e-9)
+        theta = np.where((seed % 3 == 0) * acc[:, None], prop, theta)   # move now and then
+    assert agree == n_total
+    if eps == 0.0:
+        assert (n_used == post.N).all()
+
+
+def test_block_test_decision_error_within_the_papers_bound():
+    """Decision errors of the block test at eps on a planted population whose rows come in a
+    bad order (sorted: consecutive rows alike, so the once-shuffle matters): below 2 eps as for
+    the per-point test (tests/austerity/test_seqtest.py; the paper's bound for one look is eps
+    per side), monotone in eps, and the data used close to the per-point test's."""
+    rng = np.random.default_rng(5)
+    N, T, b, m = 12_000, 1500, 16, 500
+    base = np.sort(rng.standard_t(4, N))
+    base = (base - base.mean()) / base.std()
+    from mixlab.austerity.samplers import block_rows
+    for sign in (1.0, -1.0):
+        pop = sign * 0.01 + base                            # exact: accept iff sign > 0
+        V = block_values(pop[None, :], block_rows(N), b)[0]
+        K, mb = V.size, -(-m // b)
+        errs, used = [], []
+        for eps in (0.01, 0.05, 0.1, 0.2):
+            blk = sequential_test_batch(np.broadcast_to(V, (T, K)), K, np.zeros(T), eps, mb, rng)
+            pt = sequential_test_batch(np.broadcast_to(pop, (T, N)), N, np.zeros(T), eps, m, rng)
+            errs.append(np.mean(blk.accept != (sign > 0)))
+            used.append(blk.n_used.mean() / K)
+            assert errs[-1] < 2 * eps, (eps, errs)
+            e_pt = np.mean(pt.accept != (sign > 0))
+            assert abs(errs[-1] - e_pt) < 0.35 * eps + 0.01, (eps, errs[-1], e_pt)
+            assert abs(used[-1] - pt.n_used.mean() / N) < 0.08, (eps, used[-1])
+        assert errs[0] > 0.0 and np.all(np.diff(errs) > 0) and np.all(np.diff(used) < 0)

@@ -30,10 +30,11 @@ def run(sampler, steps, seed, keys=("accept", "data_used", "wrong")):
     return np.stack(out, 1), {k: np.stack(v, 1) for k, v in acc.items() if v}
 
 
-def test_eps_zero_sequential_chain_equals_exact_chain():
+@pytest.mark.parametrize("block", [1, 16])
+def test_eps_zero_sequential_chain_equals_exact_chain(block):
     X, y = synthetic(3000, 5, 0)
     post = LogisticPosterior(X, y, precision=10.0)
-    kw = {"chains": 3, "sigma": 0.03, "m": 200}
+    kw = {"chains": 3, "sigma": 0.03, "m": 200, "block": block}
     a, sa = run(RandomWalkMH(post, test="exact", **kw), 2000, 7)
     b, sb = run(RandomWalkMH(post, test="sequential", eps=0.0, track_errors=True, **kw), 2000, 7)
     assert np.array_equal(a, b)
@@ -75,7 +76,7 @@ def test_approximate_rw_mh_bias_is_small_with_enough_data_per_minibatch():
     # eps = 0.01 and a decision error rate ~2 eps (small-sample t).
     post, cdf = one_d_posterior(N=3000)
     s = RandomWalkMH(post, chains=40, sigma=0.1, eps=0.01, m=300, track_errors=True,
-                     init=np.array([1.5]))
+                     init=np.array([1.5]), block=1)
     samples, st = run(s, 1500, 11)
     ks = stats.kstest(samples[:, 100::10, 0].ravel(), cdf)
     assert ks.statistic < 0.03, ks
@@ -155,3 +156,37 @@ def test_bad_arguments():
         SGLD(post, 2, 1e-3, correction="exact", eps=0.1)
     with pytest.raises(ValueError):
         SGLD(post, 2, 1e-3, batch=1000)
+    with pytest.raises(ValueError):
+        RandomWalkMH(post, 2, eps=0.1, block=0)
+
+
+def test_block_test_cache_does_not_change_the_chain():
+    """The block test caches log σ(x_i·θ) across steps; a chain whose every step runs on a fresh
+    sampler (empty cache, as after a resume) is the same chain to the bit, and so is the block
+    test's chain run twice.  The per-point variant (block = 1) is a different chain."""
+    X, y = synthetic(3000, 5, 1)
+    post = LogisticPosterior(X, y, precision=10.0)
+    kw = {"chains": 4, "sigma": 0.03, "eps": 0.05, "m": 200, "block": 16}
+    a, sa = run(RandomWalkMH(post, **kw), 400, 3)
+    assert 0.2 < sa["accept"].mean() < 0.9 and sa["data_used"].mean() < 0.9
+    rng = np.random.default_rng(3)
+    st = RandomWalkMH(post, **kw).init(rng)
+    out = []
+    for _ in range(400):
+        st, draws, _ = RandomWalkMH(post, **kw).step(st, rng)
+        out.append(draws["samples"])
+    assert np.array_equal(a, np.stack(out, 1))
+    c, _ = run(RandomWalkMH(post, **{**kw, "block": 1}), 400, 3)
+    assert not np.array_equal(a, c)
+
+
+def test_block_test_rw_mh_matches_quadrature_at_small_eps():
+    """The block test's chain (blocks of 16, eps = 0.01) against the exact posterior, with the
+    same tolerance as the per-point test above."""
+    post, cdf = one_d_posterior(N=3000)
+    s = RandomWalkMH(post, chains=40, sigma=0.1, eps=0.01, m=300, track_errors=True,
+                     init=np.array([1.5]), block=16)
+    samples, st = run(s, 1500, 11)
+    ks = stats.kstest(samples[:, 100::10, 0].ravel(), cdf)
+    assert ks.statistic < 0.03, ks
+    assert st["data_used"].mean() < 0.8 and st["wrong"].mean() < 3 * 0.01
