@@ -13,8 +13,8 @@ indices are the same potential function".  So each triplet's 8 table entries (on
 state) are drawn i.i.d. from ``N(0, sigma^2)``.  The paper does not say whether 0.02 is the
 variance or the standard deviation; :func:`make_mrf` takes ``s`` and ``s_is`` ("std" or
 "variance").  The experiments default to ``s_is = "std"`` (sigma = 0.02), see
-``experiments_mrf.py`` for the measured reasons (with the variance reading the D = 100 model is a
-strongly coupled 3-spin glass whose conditionals are almost all within 1e-3 of 0 or 1).
+``target_mrf.py`` and docs/austerity.md for the measured reasons (with the variance reading the
+D = 100 model is a strongly coupled 3-spin glass whose conditionals are almost all within 1e-3 of 0 or 1).
 
 Conditionals
 ------------
