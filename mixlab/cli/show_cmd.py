@@ -31,13 +31,30 @@ def run_summary(run: RunReader) -> dict:
                        **({"yerr": _clean(c["yerr"])} if c["yerr"] is not None else {})}
                    for s, c in series.items()} for m, series in run.metrics().items()}
     return {"status": run.status, "live_status": run.live_status(),
+            "provenance": provenance(run),
             "results": {k: _clean(v) for k, v in run.results().items()}, "metrics": metrics}
+
+
+def provenance(run: RunReader) -> dict:
+    """Where the run came from: versions, git commit, seed and the plugins it loaded (data
+    only: nothing named here is imported)."""
+    a = run.attrs
+    out = {k: _clean(a[k]) if not isinstance(a[k], bytes) else a[k].decode("utf-8", "replace")
+           for k in ("mixlab_version", "git_commit", "git_dirty", "created", "python",
+                     "seed_entropy", "experiment") if k in a}
+    for k in ("packages", "plugins"):
+        try:
+            out[k] = json.loads(a[k]) if k in a else ([] if k == "plugins" else {})
+        except (TypeError, ValueError):
+            out[k] = str(a[k])
+    return out
 
 
 @click.command("show")
 @click.argument("run_dir", metavar="RUN", type=click.Path(exists=True))
 @click.option("--json", "as_json", is_flag=True,
-              help='print {"status", "results", "metrics": {metric: {series: {x, y}}}}')
+              help='print {"status", "live_status", "provenance", "results", "metrics": '
+                   '{metric: {series: {x, y}}}}')
 def show(run_dir, as_json):
     """Show a run directory (or a sweep directory's summary)."""
     p = Path(run_dir)
@@ -65,6 +82,12 @@ def show(run_dir, as_json):
                    f"{run.spec.get('scale')}, seed {run.spec.get('seed')})")
         click.echo(f"mixlab    {a.get('mixlab_version')}  git {str(a.get('git_commit'))[:12]}"
                    f" dirty={a.get('git_dirty')}  created {a.get('created')}")
+        for plug in provenance(run).get("plugins") or []:
+            if isinstance(plug, dict):
+                ident = (f"{plug.get('distribution')} {plug.get('version')}"
+                         if plug.get("distribution") else
+                         f"{plug.get('file')} sha256 {str(plug.get('sha256'))[:12]}")
+                click.echo(f"plugin    {plug.get('module')} ({plug.get('source')}): {ident}")
         names = run.stream_names()
         if names:
             click.echo("streams")

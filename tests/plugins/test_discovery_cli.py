@@ -129,6 +129,10 @@ def test_py_plugin_via_spec_runs_and_is_recorded(tmp_path, example_site):
     # show reads the run file alone: no plugin is needed
     r = run_mixlab("show", out, "--json")
     assert r.returncode == 0 and json.loads(r.stdout)["status"] == "complete"
+    shown = {Path(p["file"]).name: p for p in json.loads(r.stdout)["provenance"]["plugins"]
+             if p["file"]}
+    assert shown["mine.py"]["sha256"] == by_file["mine.py"]["sha256"]
+    assert "mine.py sha256 " + by_file["mine.py"]["sha256"][:12] in run_mixlab("show", out).stdout
 
 
 def test_py_plugin_via_environment_and_figure(tmp_path, example_site):
