@@ -136,3 +136,35 @@ def fig_marginal_vs_time(run, fig) -> None:
                 f"{spec['coupling']:g}{' (mixed signs)' if spec.get('mixed') else ''}")
     fig.suptitle(f"{what}, {spec['seconds']:g} s per sampler", fontsize=10)
 
+
+
+@figure("perturb_map.logz_of_models", experiment="perturb_map.logz_of_models", size=(7.2, 5.6))
+def logz_of_models(run, fig) -> None:
+    """Each estimator on each model file: estimate − exact log Z (or the estimate, unknown)."""
+    curves = run.metrics()["logz_of_models"]
+    res = run.results()
+    labels = str(res.get("model_labels", "")).split(",")
+    ax = fig.add_subplot()
+    keys = [k for k in ["upper", "expected_lb", "probable_lb"] + list(BASELINES) if k in curves]
+    width = 0.8 / max(1, len(keys))
+    for j, k in enumerate(keys):
+        cv = curves[k]
+        ax.bar(np.asarray(cv["x"]) + (j - (len(keys) - 1) / 2) * width, cv["y"], width,
+               label=ESTIMATOR_LABELS[k])
+    ax.axhline(0.0, color="k", lw=0.8)
+    ax.set_xticks(range(len(labels)))
+    ax.set_xticklabels([f"{lab}\n{_short(str(res.get(f'model/{lab}', '')))}" for lab in labels],
+                       fontsize=7)
+    ax.set_ylabel(next(iter(curves.values()))["attrs"].get("y_label", ""))
+    ax.set_title(f"log Z estimates on your models (probable LB: m={res.get('copies')} copies); "
+                 f"reference: {res.get('reference')}", fontsize=8)
+    ax.legend(fontsize=7, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.16))
+    fig.subplots_adjust(bottom=0.3)
+
+
+def _short(desc: str) -> str:
+    """"6x6, mixed (34 of 60 couplings negative)" -> "6x6, 34/60 negative"."""
+    import re
+
+    m = re.match(r"(.*?), mixed \((\d+) of (\d+) couplings negative\)", desc)
+    return f"{m.group(1)}, {m.group(2)}/{m.group(3)} negative" if m else desc

@@ -106,3 +106,37 @@ def test_bad_model_files_are_named(tmp_path, case, code, words):
     assert "Traceback" not in res.stderr and res.stderr.count("\n") <= 2, res.stderr
     for w in words:
         assert w in res.stderr, (w, res.stderr)
+
+
+BOUNDS = """experiment: perturb_map.logz_of_models
+models: [{files}]
+perturbations: 200
+copies: 50
+baselines: [bethe_bp, trw]
+"""
+
+
+def test_bounds_on_a_list_of_files(tmp_path):
+    a = random_spin_glass(3, 4, 1.0, 1.0, rng=np.random.default_rng(1))
+    b = random_spin_glass(4, 3, 1.0, 2.0, mixed=True, rng=np.random.default_rng(2))
+    save_npz(tmp_path / "a.npz", a)
+    save_npz(tmp_path / "b.npz", b)
+    (tmp_path / "s.yaml").write_text(BOUNDS.format(files="a.npz, b.npz"))
+    r = mixlab("run", "s.yaml", "--out", "run", "-q", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    res = json.loads(mixlab("show", "run", "--json", cwd=tmp_path).stdout)["results"]
+    for label, model in (("a", a), ("b", b)):
+        log_z = brute_force(model)[0]
+        assert res[f"log_z_exact/{label}"] == pytest.approx(log_z, abs=1e-9)
+        # Gumbel U is an upper bound in expectation and the expected LB a lower one (200
+        # perturbations: s.e. ~0.1 nats); TRW is a deterministic upper bound
+        assert res[f"upper/{label}"] > log_z - 0.4
+        assert res[f"expected_lb/{label}"] < log_z + 0.4
+        assert res[f"trw/{label}"] >= log_z - 1e-6
+    assert res["model/b"].startswith("4x3, mixed")
+    assert (tmp_path / "run" / "figures" / "perturb_map.logz_of_models.png").exists()
+    # a bad file in the list is named by its index
+    np.savez(tmp_path / "c.npz", field=np.zeros((2, 2)))
+    (tmp_path / "s.yaml").write_text(BOUNDS.format(files="a.npz, c.npz"))
+    r = mixlab("run", "s.yaml", "--out", "run2", "-q", cwd=tmp_path)
+    assert r.returncode == 2 and "spec key 'models[1]'" in r.stderr and "lacks array" in r.stderr
