@@ -33,3 +33,8 @@ class DataError(MixlabError):
 
 class RunFileError(MixlabError):
     """A run file is missing, truncated or not a mixlab run (exit code 1)."""
+
+
+class FigureNotReady(MixlabError):
+    """A figure whose data the run does not hold yet (e.g. an ISL curve before ``mixlab evaluate
+    isl``): ``mixlab plot`` of all figures skips it with this message; asked for by name, exit 1."""

@@ -14,7 +14,7 @@ from matplotlib.figure import Figure  # noqa: E402
 
 from . import registry  # noqa: E402
 from .atomic import atomic_write  # noqa: E402
-from .errors import RunFileError, UsageError  # noqa: E402
+from .errors import FigureNotReady, RunFileError, UsageError  # noqa: E402
 from .store import RunReader  # noqa: E402
 
 STYLE = Path(__file__).with_name("mixlab.mplstyle")
@@ -51,10 +51,14 @@ def figure_names(run: RunReader) -> list[str]:
 
 
 def render_all(run_dir: str | Path) -> list[Path]:
-    """Render every figure registered for the run's experiment into ``<run>/figures/``."""
+    """Render every figure registered for the run's experiment into ``<run>/figures/``; a
+    figure whose data the run does not hold yet (:class:`FigureNotReady`) is left out."""
     run_dir = Path(run_dir)
     outs = []
     with RunReader(run_dir) as run:
         for name in figure_names(run):
-            outs.append(render(run, name, run_dir / "figures" / f"{name}.png"))
+            try:
+                outs.append(render(run, name, run_dir / "figures" / f"{name}.png"))
+            except FigureNotReady:
+                pass
     return outs

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ..errors import UsageError
+from ..errors import FigureNotReady, UsageError
 from ..plotting import figure_names, render
 from ..store import RunReader
 
@@ -32,5 +32,11 @@ def plot(run_dir, name, output):
         else:
             outs = [run.run_dir / "figures" / f"{n}.png" for n in names]
         for n, out in zip(names, outs):
-            render(run, n, out)
+            try:
+                render(run, n, out)
+            except FigureNotReady as exc:
+                if name:           # asked for by name: an error (exit 1)
+                    raise
+                click.echo(f"skipped {n}: {exc}", err=True)
+                continue
             click.echo(str(out))

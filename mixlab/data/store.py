@@ -17,6 +17,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from ..atomic import sync_directory
 from ..errors import DataError, UsageError
 from .registry import DATASETS, DatasetSpec, FileSpec
 
@@ -100,20 +101,6 @@ def local_sources(spec: DatasetSpec, f: FileSpec) -> list[Path]:
     return out
 
 
-def fsync_dir(directory: Path) -> None:
-    """Make a rename in ``directory`` durable (best effort: not every file system allows it)."""
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 class _WriteFailure(Exception):
     """Writing the cache failed (full disk, quota, I/O error): not the source's fault."""
 
@@ -147,7 +134,7 @@ def _install(f: FileSpec, fill) -> Path:
         except DataError as exc:
             raise DataError(f"{exc}; the file was not installed{kept}") from exc
         os.replace(tmp, dest)
-        fsync_dir(dest.parent)
+        sync_directory(dest.parent)
     except _WriteFailure as exc:
         cause = exc.args[0]
         raise DataError(f"could not write {f.relpath} into {dest.parent}: "

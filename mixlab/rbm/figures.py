@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from ..errors import FigureNotReady
 from ..registry import figure
 
 _COLORS = {"gibbs": "C3", "sample-penalization": "C2", "rates-herding": "C1",
@@ -222,11 +223,7 @@ def fig_sample_grid(run, fig) -> None:
 @figure("rates_fpcd.sample_isl", experiment="rates_fpcd.sample", size=(6.4, 4.8))
 def fig_sample_isl(run, fig) -> None:
     """The ISL curve(s) that 'mixlab evaluate isl RUN' stored (metric isl/<stream>); until
-    then, a note saying how to compute them."""
+    then the figure is not drawn (FigureNotReady says how to compute them)."""
     if not run.metrics().get("isl"):
-        ax = fig.add_subplot()
-        ax.axis("off")
-        ax.text(0.5, 0.5, f"no ISL stored yet:\nmixlab evaluate isl {run.run_dir}",
-                ha="center", va="center", fontsize=10)
-        return
+        raise FigureNotReady(f"no ISL stored yet: mixlab evaluate isl {run.run_dir}")
     fig_isl(run, fig)
