@@ -1,15 +1,16 @@
-"""``mixlab export RUN [--stream NAME] --format netcdf -o FILE``: ArviZ InferenceData."""
+"""``mixlab export RUN [--stream NAME] --format netcdf|zarr -o OUT``: ArviZ InferenceData."""
 
 from __future__ import annotations
 
 import click
 
-from ..errors import UsageError
+from ..errors import MixlabError
 from ..store import RunReader
 
-ZARR_NOTE = ("Zarr export is not offered: ArviZ 0.23 writes Zarr only with zarr < 3, which the "
-             "xarray mixlab installs can no longer open. Export netCDF and convert it if you "
-             "need Zarr: xarray.open_datatree(FILE).to_zarr(DIR)")
+READ_BACK = {
+    "netcdf": "arviz.from_netcdf('{out}')",
+    "zarr": "arviz.InferenceData.from_datatree(xarray.open_datatree('{out}', engine='zarr'))",
+}
 
 
 @click.command("export")
@@ -17,17 +18,23 @@ ZARR_NOTE = ("Zarr export is not offered: ArviZ 0.23 writes Zarr only with zarr 
 @click.option("--stream", default=None,
               help="the stream to export [default: the run's only stream]")
 @click.option("--format", "fmt", type=click.Choice(["netcdf", "zarr"]), default="netcdf",
-              show_default=True, help="file format (zarr: see the message it gives)")
-@click.option("--output", "-o", type=click.Path(dir_okay=False), required=True,
-              help="output file, e.g. run.nc")
+              show_default=True, help="netcdf: one file; zarr: a directory (Zarr format 2)")
+@click.option("--output", "-o", type=click.Path(), required=True,
+              help="output file (netcdf, e.g. run.nc) or new directory (zarr, e.g. run.zarr)")
 def export(run_dir, stream, fmt, output):
     """Write a stream's draws, per-draw summaries and sampler statistics as ArviZ
     InferenceData (groups posterior and sample_stats, dims chain and draw; the run's spec and
-    provenance as attributes), loadable with arviz.from_netcdf."""
-    if fmt == "zarr":
-        raise UsageError(ZARR_NOTE)
-    from ..diagnostics.export import export_netcdf
+    provenance as attributes), loadable with arviz.from_netcdf or, for Zarr,
+    arviz.InferenceData.from_datatree(xarray.open_datatree(DIR, engine='zarr'))."""
+    from ..diagnostics import export as exporters
 
+    if fmt == "zarr":
+        try:
+            import zarr  # noqa: F401
+        except ImportError:
+            raise MixlabError("Zarr export needs the zarr package: pip install 'mixlab[zarr]' "
+                              "(or use --format netcdf)") from None
+    write = exporters.export_zarr if fmt == "zarr" else exporters.export_netcdf
     with RunReader(run_dir) as run:
-        name, out = export_netcdf(run, stream, output)
-    click.echo(f"{out}: stream {name} (arviz.from_netcdf('{out}'))")
+        name, out = write(run, stream, output)
+    click.echo(f"{out}: stream {name} ({READ_BACK[fmt].format(out=out)})")

@@ -1,4 +1,4 @@
-"""Export a run's stream as ArviZ InferenceData in netCDF (readable by ``arviz.from_netcdf``).
+"""Export a run's stream as ArviZ InferenceData: netCDF (``arviz.from_netcdf``) or Zarr.
 
 Groups (ArviZ's schema, dims ``chain`` and ``draw`` first):
 
@@ -10,14 +10,19 @@ Groups (ArviZ's schema, dims ``chain`` and ``draw`` first):
   ``mixlab_spec`` (the resolved spec, YAML), ``mixlab_provenance`` (JSON: versions, git commit,
   seed, plugins, created).
 
-The file is written with h5netcdf, draw key by draw key and :data:`CHUNK_DRAWS` draws at a time,
-so a stream larger than memory is exported without holding it whole.
+netCDF is written with h5netcdf, draw key by draw key and :data:`CHUNK_DRAWS` draws at a time;
+Zarr (format 2: one group per InferenceData group, consolidated metadata) with xarray,
+:data:`CHUNK_DRAWS` draws at a time appended along ``draw``. Either way a stream larger than
+memory is exported without holding it whole, and the output appears complete or not at all.
+Zarr format 2 is read by zarr 2 and 3 alike; with zarr 3, ArviZ 0.23 reads it through
+``arviz.InferenceData.from_datatree(xarray.open_datatree(DIR, engine="zarr"))``.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -50,27 +55,47 @@ def _attrs(run: RunReader, stream: str) -> dict:
             "mixlab_provenance": json.dumps(prov)}
 
 
+class _Layout:
+    """What an export of stream ``name`` holds: its draw keys, summaries (name -> (chain, draw)),
+    statistics (name -> (draw, chain)), cumulative time (draw,), chains and draws."""
+
+    def __init__(self, run: RunReader, stream: str | None):
+        self.name = name = pick_stream(run, stream)
+        self.keys = run.stream_keys(name)
+        self.summaries = run.stream_summaries(name)
+        self.stats = run.stream_stats(name)
+        self.time = run.stream_time(name)
+        if self.keys:
+            ds0 = run.f[f"streams/{name}/{self.keys[0]}"]
+            self.chains, self.draws = int(ds0.shape[0]), int(ds0.shape[1])
+        elif self.summaries:
+            self.chains, self.draws = next(iter(self.summaries.values())).shape
+        else:
+            raise MixlabError(f"stream '{name}' of run {run.run_dir} recorded no draws and no "
+                              f"summaries: nothing to export")
+        self.attrs = _attrs(run, name)
+
+    def var(self, key: str) -> str:
+        """A draw key's variable name (``draw_<key>`` where a summary has the same name)."""
+        return "draw_" + key if key in self.summaries else key
+
+    def sample_stats(self) -> dict:
+        """name -> (draw, chain) array of the per-draw statistics that cover every draw."""
+        return {k: v for k, v in ((k, np.asarray(v)) for k, v in self.stats.items())
+                if v.ndim == 2 and v.shape[0] >= self.draws}
+
+
 def export_netcdf(run: RunReader, stream: str | None, out: str | Path) -> tuple[str, Path]:
     """Write stream ``stream`` of ``run`` to ``out`` (netCDF-4 / HDF5); returns (stream, path).
     The file appears complete or not at all (written under a temporary name, then renamed)."""
     import h5netcdf
 
-    name = pick_stream(run, stream)
+    lay = _Layout(run, stream)
+    name, keys, summaries, chains, draws = (lay.name, lay.keys, lay.summaries, lay.chains,
+                                            lay.draws)
     out = Path(out)
     tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
-    keys = run.stream_keys(name)
-    summaries = run.stream_summaries(name)
-    stats = run.stream_stats(name)
-    time = run.stream_time(name)
-    ds0 = run.f[f"streams/{name}/{keys[0]}"] if keys else None
-    if ds0 is not None:
-        chains, draws = int(ds0.shape[0]), int(ds0.shape[1])
-    elif summaries:
-        chains, draws = next(iter(summaries.values())).shape
-    else:
-        raise MixlabError(f"stream '{name}' of run {run.run_dir} recorded no draws and no "
-                          f"summaries: nothing to export")
-    attrs = _attrs(run, name)
+    attrs, time = lay.attrs, lay.time
     try:
         with h5netcdf.File(tmp, "w") as f:
             post = f.create_group("posterior")
@@ -78,8 +103,7 @@ def export_netcdf(run: RunReader, stream: str | None, out: str | Path) -> tuple[
             post.create_variable("chain", ("chain",), data=np.arange(chains))
             post.create_variable("draw", ("draw",), data=np.arange(draws))
             for key in keys:
-                _write_key(run, post, name, key, chains, draws,
-                           "draw_" + key if key in summaries else key)
+                _write_key(run, post, name, key, chains, draws, lay.var(key))
             for stat, v in summaries.items():
                 post.create_variable(stat, ("chain", "draw"), data=np.asarray(v[:, :draws]))
             post.attrs.update(attrs)
@@ -87,10 +111,8 @@ def export_netcdf(run: RunReader, stream: str | None, out: str | Path) -> tuple[
             ss.dimensions = {"chain": chains, "draw": draws}
             ss.create_variable("chain", ("chain",), data=np.arange(chains))
             ss.create_variable("draw", ("draw",), data=np.arange(draws))
-            for k, v in stats.items():
-                v = np.asarray(v)
-                if v.ndim == 2 and v.shape[0] >= draws:       # stored (draw, chain)
-                    ss.create_variable(k, ("chain", "draw"), data=v[:draws].T)
+            for k, v in lay.sample_stats().items():          # stored (draw, chain)
+                ss.create_variable(k, ("chain", "draw"), data=v[:draws].T)
             ss.create_variable("time", ("chain", "draw"),
                                data=np.broadcast_to(time[:draws], (chains, draws)).copy())
             ss.attrs.update(attrs)
@@ -116,3 +138,45 @@ def _write_key(run: RunReader, group, stream: str, key: str, chains: int, draws:
     for a in range(0, draws, CHUNK_DRAWS):
         b = min(draws, a + CHUNK_DRAWS)
         v[:, a:b] = run.stream(stream, key, draws=slice(a, b)).astype(dtype, copy=False)
+
+
+def export_zarr(run: RunReader, stream: str | None, out: str | Path) -> tuple[str, Path]:
+    """Write stream ``stream`` of ``run`` as a Zarr (format 2) directory ``out``, which must not
+    exist yet; returns (stream, path). Written under a temporary name, then renamed."""
+    import xarray as xr
+    import zarr
+
+    lay = _Layout(run, stream)
+    out = Path(out)
+    if out.exists():
+        raise UsageError(f"{out} exists; remove it or give another -o (mixlab does not delete "
+                         f"a directory it did not write)")
+    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
+    stats = lay.sample_stats()
+    try:
+        zarr.open_group(str(tmp), mode="w", zarr_format=2).attrs.update(lay.attrs)
+        for a in range(0, lay.draws, CHUNK_DRAWS):
+            b = min(lay.draws, a + CHUNK_DRAWS)
+            coords = {"chain": np.arange(lay.chains), "draw": np.arange(a, b)}
+            post = {}
+            for key in lay.keys:
+                x = run.stream(lay.name, key, draws=slice(a, b))
+                var = lay.var(key)
+                post[var] = (("chain", "draw") + tuple(f"{var}_dim_{i}"
+                                                       for i in range(x.ndim - 2)),
+                             x.astype(np.int8) if x.dtype == bool else x)
+            for stat, v in lay.summaries.items():
+                post[stat] = (("chain", "draw"), np.asarray(v[:, a:b]))
+            ss = {k: (("chain", "draw"), v[a:b].T) for k, v in stats.items()}
+            ss["time"] = (("chain", "draw"),
+                          np.broadcast_to(lay.time[a:b], (lay.chains, b - a)).copy())
+            more = {"mode": "w-"} if a == 0 else {"mode": "a", "append_dim": "draw"}
+            for group, data in (("posterior", post), ("sample_stats", ss)):
+                xr.Dataset(data, coords=coords, attrs=lay.attrs).to_zarr(
+                    str(tmp), group=group, zarr_format=2, consolidated=False, **more)
+        zarr.consolidate_metadata(str(tmp), zarr_format=2)
+        os.rename(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return lay.name, out
