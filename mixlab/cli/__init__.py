@@ -117,6 +117,9 @@ def cli(ctx: click.Context, debug: bool) -> None:
     mixlab run rates_fpcd/fig2 [...]           run a built-in spec (see: mixlab specs list)
     mixlab show RUN [--json]                   status, provenance, metrics, results
     mixlab plot RUN [-o FILE.png]              render figures from the run file
+    mixlab diagnose RUN [--json]               ESS bulk/tail, R-hat, MCSE, ESS/s (ArviZ)
+    mixlab export RUN -o F [--format zarr]     ArviZ InferenceData (netCDF or Zarr)
+    mixlab compare RUN_OR_SWEEP ...            results, spec differences, curves side by side
     mixlab sweep SPEC key=a,b,c ...            one run per grid point + summary
     mixlab data list|fetch|info                real data sets
     mixlab specs list|show|copy                the papers' specs shipped with mixlab
