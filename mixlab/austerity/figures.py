@@ -17,16 +17,20 @@ def _eps_name(eps: float) -> str:
     return "exact MH (eps=0)" if eps == 0 else f"eps={eps:g}"
 
 
+def _test_note(run, unit: str = "rows") -> str:
+    """'; test over blocks of b rows' when the run's sequential test used blocks (issue 16)."""
+    b = int(run.spec.get("test_block") or 1)
+    return f"; sequential test over blocks of {b} {unit}" if b > 1 else ""
+
+
 def _data_note(run) -> str:
-    """Which data the run used, against the paper's."""
+    """Which data the run used, against the paper's (and the test's blocks, if any)."""
     r = run.results()
     name = r.get("data/name", "?")
     note = f"data: {name}, N = {r.get('data/N', '?')}"
-    if "data/file" in r:                                      # the user's own table
-        return note
-    if name != "mnist":
+    if "data/file" not in r and name != "mnist":                # not the user's own table
         note += " (paper: MNIST 7 vs 9, N = 12,214)" if "kdd" not in name else ""
-    return note
+    return note + _test_note(run)
 
 
 @figure("austerity.fig1", experiment="austerity.tstat", size=(11.0, 3.6))
@@ -172,8 +176,8 @@ def fig5_6(run, fig) -> None:
     ax.set_title(f"SGLD proposals, step size {run.spec['step_size']:g}; data: "
                  f"{res.get('data/name', '?')}, N = {res.get('data/N', '?')}"
                  + (" (paper: the 10% set, 494,021 rows)"
-                    if str(res.get("data/name", "")).startswith("kdd") else ""),
-                 fontsize=9)
+                    if str(res.get("data/name", "")).startswith("kdd") else "")
+                 + _test_note(run), fontsize=9)
     ax.legend(fontsize=7)
 
 
@@ -228,7 +232,7 @@ def fig7(run, fig) -> None:
                  f"{'%g s' % b['seconds'] if b['seconds'] else ''}"
                  f"{' / ' if b['seconds'] and b['sweeps'] else ''}"
                  f"{'%d sweeps' % b['sweeps'] if b['sweeps'] else ''} per sampler "
-                 f"(scale: {spec['scale']})\n{claim}", fontsize=8)
+                 f"(scale: {spec['scale']}){_test_note(run, 'pair terms')}\n{claim}", fontsize=8)
 
 
 def _paper_T(label: str, sp: dict) -> str:
@@ -271,7 +275,8 @@ def fig8(run, fig) -> None:
     fig.suptitle(
         f"Dense MRF D={m['D']}, σ{'' if m['s_is'] == 'std' else '²'}={m['s']:g}, "
         f"M={spec['subsets']['M']} subsets of {spec['subsets']['size']}, {spec['chains']} chains "
-        f"(error per chain, averaged), budget {budget} per sampler (scale: {spec['scale']}); "
+        f"(error per chain, averaged), budget {budget} per sampler (scale: {spec['scale']})"
+        f"{_test_note(run, 'pair terms')}; "
         f"truth: {tr['chains']}×{tr['sweeps']} exact sweeps.  T = sweeps per chain in the budget "
         f"(paper: 1000 s on its hardware; its exact Gibbs did {PAPER_T['exact']}).\n"
         f"Our quadratic-form exact sweep is far cheaper than the paper's, so its time axis does "

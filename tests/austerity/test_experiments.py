@@ -87,7 +87,24 @@ def test_fig1_fig2_tiny(tmp_path):
         assert r["eps=0.2/data_used"] < 1.0
         m = run.metrics()["decisions"]
         assert np.allclose(m["data_used"]["x"], [0.0, 0.2])
+        assert "blocks" not in _title(run, "austerity.fig2")        # the paper's per-point test
     _render(run_dir, "austerity.fig2", tmp_path)
+    spec = load_spec(SPECS / "fig2.yaml", overrides=[
+        "data.name=mnist-5k", "eps=[0.2]", "steps=20", "burn_in=5", "chains=2", "m=100",
+        "test_block=8"])
+    run_dir, _ = execute(spec, tmp_path / "f2-blocks", quiet=True, render=False)
+    with RunReader(run_dir) as run:                  # a figure says when the test used blocks
+        assert _title(run, "austerity.fig2").endswith("sequential test over blocks of 8 rows")
+
+
+def _title(run, name):
+    from matplotlib.figure import Figure
+
+    from mixlab import registry
+
+    fig = Figure()
+    registry.all_figures()[name].draw(run, fig)
+    return fig.axes[0].get_title()
 
 
 def test_fig3_fig4_tiny_and_truth_cache(tmp_path):
