@@ -26,7 +26,8 @@ class WriteFailure(MixlabError):
         self.errno = err
 
 
-def _describe(exc: OSError) -> str:
+def describe_os_error(exc: OSError) -> str:
+    """A failed write's cause in words (full disk, quota, file size limit, or the OS's text)."""
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
         return "the disk (or your quota) is full"
     if exc.errno == errno.EFBIG:
@@ -58,7 +59,7 @@ def atomic_write(path: str | os.PathLike, data: bytes | memoryview) -> None:
             tmp.unlink()
         except OSError:
             pass
-        raise WriteFailure(f"cannot write {path}: {_describe(exc)} ([Errno {exc.errno}])",
+        raise WriteFailure(f"cannot write {path}: {describe_os_error(exc)} ([Errno {exc.errno}])",
                            path, exc.errno) from None
     sync_directory(path.parent)
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import click
 
-from ..errors import MixlabError
 from ..store import RunReader
 
 READ_BACK = {
@@ -28,12 +27,6 @@ def export(run_dir, stream, fmt, output):
     arviz.InferenceData.from_datatree(xarray.open_datatree(DIR, engine='zarr'))."""
     from ..diagnostics import export as exporters
 
-    if fmt == "zarr":
-        try:
-            import zarr  # noqa: F401
-        except ImportError:
-            raise MixlabError("Zarr export needs the zarr package: pip install 'mixlab[zarr]' "
-                              "(or use --format netcdf)") from None
     write = exporters.export_zarr if fmt == "zarr" else exporters.export_netcdf
     with RunReader(run_dir) as run:
         name, out = write(run, stream, output)

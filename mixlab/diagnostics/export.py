@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..atomic import WriteFailure, describe_os_error
 from ..errors import MixlabError, UsageError
 from ..store import RunReader
 
@@ -118,8 +119,9 @@ def export_netcdf(run: RunReader, stream: str | None, out: str | Path) -> tuple[
             ss.attrs.update(attrs)
             f.attrs.update(attrs)
         os.replace(tmp, out)
-    except BaseException:
+    except BaseException as exc:
         tmp.unlink(missing_ok=True)
+        _raise_write_failure(exc, out)
         raise
     return name, out
 
@@ -144,7 +146,11 @@ def export_zarr(run: RunReader, stream: str | None, out: str | Path) -> tuple[st
     """Write stream ``stream`` of ``run`` as a Zarr (format 2) directory ``out``, which must not
     exist yet; returns (stream, path). Written under a temporary name, then renamed."""
     import xarray as xr
-    import zarr
+    try:
+        import zarr
+    except ImportError:
+        raise MixlabError("Zarr export needs the zarr package: pip install 'mixlab[zarr]' "
+                          "(or use --format netcdf)") from None
 
     lay = _Layout(run, stream)
     out = Path(out)
@@ -176,7 +182,16 @@ def export_zarr(run: RunReader, stream: str | None, out: str | Path) -> tuple[st
                     str(tmp), group=group, zarr_format=2, consolidated=False, **more)
         zarr.consolidate_metadata(str(tmp), zarr_format=2)
         os.rename(tmp, out)
-    except BaseException:
+    except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
+        _raise_write_failure(exc, out)
         raise
     return lay.name, out
+
+
+def _raise_write_failure(exc: BaseException, out: Path) -> None:
+    """A write that failed for want of space (or any OS error) as one true message."""
+    if isinstance(exc, OSError):
+        raise WriteFailure(f"cannot write {out}: {describe_os_error(exc)}; nothing was written "
+                           f"(the partial export was removed): free space and run the same "
+                           f"command again", out, exc.errno) from None

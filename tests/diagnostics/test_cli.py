@@ -142,3 +142,22 @@ def test_diagnostics_figure_for_any_run(runs, tmp_path):
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "d.png").stat().st_size > 20_000
     assert not (runs / "seed1" / "figures" / "diagnostics.png").exists()   # not by default
+
+
+def test_export_on_a_full_disk_is_one_message_and_leaves_nothing(runs, tmp_path):
+    """RLIMIT_FSIZE makes writes past 16 KiB fail with EFBIG, as a full disk would."""
+    import resource
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (16 * 1024, 16 * 1024))
+
+    out = tmp_path / "out"
+    out.mkdir()
+    r = subprocess.run([sys.executable, "-m", "mixlab", "export", str(runs / "seed1"),
+                        "--format", "zarr", "-o", str(out / "toy.zarr")],
+                       env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True,
+                       text=True, timeout=300, preexec_fn=limit)
+    assert r.returncode == 1, r.stderr
+    assert "file size limit was reached" in r.stderr and "nothing was written" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+    assert not list(out.iterdir())
