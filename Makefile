@@ -7,6 +7,13 @@ BIN := $(VENV)/bin
 MIXLAB := $(BIN)/mixlab
 STAMP := $(VENV)/.installed-stamp
 BENCH ?= quick
+# The local data mirror: MIXLAB_DATA_MIRROR if set, else ../shared/data beside the clone if it exists
+# (machines without internet access keep one there); otherwise data comes from canonical URLs.
+ifeq ($(strip $(MIXLAB_DATA_MIRROR)),)
+ifneq ($(wildcard ../shared/data),)
+export MIXLAB_DATA_MIRROR := $(abspath ../shared/data)
+endif
+endif
 
 .PHONY: install test figures data data-full bench clean lint help
 help:
