@@ -17,7 +17,14 @@ from __future__ import annotations
 import numpy as np
 
 from ..numerics import softplus
-from .kernels import loglik_gather, loglik_sums, padded_rows
+from .kernels import (
+    column_tiles,
+    loglik_gather,
+    loglik_rows,
+    loglik_sums,
+    padded_rows,
+    tile_width,
+)
 
 __all__ = ["LogisticPosterior", "add_bias", "map_estimate", "neg_hessian", "softplus"]
 
@@ -47,6 +54,10 @@ class LogisticPosterior:
         # for the compiled products (a row is then whole SIMD vectors); Xs is the (N, d) view
         self.Xk = padded_rows(self.X * self.s[:, None])
         self.Xs = self.Xk[:, :self.X.shape[1]]
+        # the same rows as column tiles (kernels.column_tiles) for the full-data pass: products
+        # vectorised across rows, the arithmetic of the block test's products
+        self.Xt = column_tiles(self.Xs)
+        self.tile_width = tile_width(self.X.shape[1])
         self.precision = float(precision)
         self.bias = bool(bias)
         self.N, self.d = self.X.shape
@@ -74,13 +85,15 @@ class LogisticPosterior:
 
     def loglik_terms(self, theta: np.ndarray, idx: np.ndarray | None = None) -> np.ndarray:
         """Per-datum log-likelihoods ``log σ(s_i x_i·θ_c)`` (float32, computed by the compiled
-        routine every sampler shares, :mod:`mixlab.austerity.kernels`).
+        routines the samplers share, :mod:`mixlab.austerity.kernels`).
 
-        theta (C, d); idx None (all N data) -> (C, N), idx (n,) shared -> (C, n),
-        or idx (C, n) per chain -> (C, n)."""
+        theta (C, d); idx None (all N data) -> (C, N): the full-data pass's terms (column tiles,
+        bit for bit those of :meth:`loglik` and of the block test); idx (n,) shared -> (C, n),
+        or idx (C, n) per chain -> (C, n): rows gathered, the per-point test's products (they
+        may differ from the column tiles' in the last bit)."""
         th = self.theta_padded(theta)
         if idx is None:
-            idx = np.arange(self.N)
+            return loglik_rows(self.Xt, self.tile_width, self.N, th)
         idx = np.asarray(idx, dtype=np.int64)
         if idx.ndim == 1:
             idx = np.broadcast_to(idx, (th.shape[0], idx.size))
@@ -89,7 +102,7 @@ class LogisticPosterior:
     def loglik(self, theta: np.ndarray) -> np.ndarray:
         """(C, d) -> (C,) full-data log-likelihood, the float32 terms summed in float64 (one
         compiled pass over the data for all chains)."""
-        return loglik_sums(self.Xk, self.theta_padded(theta))
+        return loglik_sums(self.Xt, self.tile_width, self.N, self.theta_padded(theta))
 
     def log_posterior(self, theta: np.ndarray) -> np.ndarray:
         """(C, d) -> (C,) unnormalised log posterior."""

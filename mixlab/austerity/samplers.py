@@ -23,7 +23,8 @@ from __future__ import annotations
 import numpy as np
 
 from .kernels import (
-    padded_rows,
+    TILE,
+    column_tiles,
     seqtest_logistic,
     seqtest_logistic_blocks,
     seqtest_logistic_blocks_shared,
@@ -65,8 +66,9 @@ class CompiledSequentialTest:
     blocks of b consecutive rows; the test's population is the K block values (K/N) Σ_block l_i
     (mean = the mean of the l_i exactly), read in minibatches of ceil(m/b) blocks, with the
     per-point values at the current state cached across steps
-    (:func:`mixlab.austerity.kernels.seqtest_logistic_blocks`).  A block is one contiguous
-    product and one random number, so a point costs about what it costs in the exact pass.
+    (:func:`mixlab.austerity.kernels.seqtest_logistic_blocks`).  A block is stored as column
+    tiles (:func:`mixlab.austerity.kernels.column_tiles`): its products are the exact pass's
+    vectorised products, and it costs one random number.
 
     shared_order (block > 1 only): one random block order per call for all chains, so a block is
     read once for every undecided chain (:func:`.kernels.seqtest_logistic_blocks_shared`); each chain's test is unchanged, but the chains' decisions
@@ -85,8 +87,7 @@ class CompiledSequentialTest:
             self.K, self.mb = N, self.m
         else:
             self.K, self.mb = -(-N // self.block), -(-self.m // self.block)
-            self.Xb = padded_rows(post.Xk[block_rows(N)])
-            self.fresh = np.empty(N, np.float32)
+            self.Xt = column_tiles(post.Xs[block_rows(N)], self.block)
             self._cache_for(0)
         self.tcrit2 = tcrit2_table(self.K, self.mb, float(eps))
         self.perm = np.arange(self.K, dtype=np.int64)
@@ -96,11 +97,9 @@ class CompiledSequentialTest:
 
     def _cache_for(self, C: int) -> None:
         """(Re)allocate the per-chain cache of log σ(x_i·θ) for C chains, empty."""
-        N, W = self.Xb.shape
-        self.cache = np.zeros((C, N), np.float32)
+        W = self.post.Xk.shape[1]
+        self.cache = np.zeros((C, self.K * -(-self.block // TILE) * TILE), np.float32)
         self.stamp = np.full((C, self.K), -1, np.int64)
-        if self.shared_order:
-            self.fresh = np.empty((C, N), np.float32)
         self.version = np.zeros(C, np.int64)
         self.cache_theta = np.full((C, W), np.nan, np.float32)
 
@@ -123,10 +122,10 @@ class CompiledSequentialTest:
                 self._cache_for(C)
             kernel = (seqtest_logistic_blocks_shared if self.shared_order
                       else seqtest_logistic_blocks)
-            kernel(self.Xb, self.block, post.theta_padded(prop), post.theta_padded(theta), mu0,
-                   self.mb, self.tcrit2, np.uint64(seed), accept, n_used, mean, se, self.perm,
-                   self.swaps, self.cache, self.stamp, self.version, self.cache_theta,
-                   self.fresh)
+            kernel(self.Xt, post.tile_width, post.N, self.block, post.theta_padded(prop),
+                   post.theta_padded(theta), mu0, self.mb, self.tcrit2, np.uint64(seed), accept,
+                   n_used, mean, se, self.perm, self.swaps, self.cache, self.stamp,
+                   self.version, self.cache_theta)
         return accept, n_used, mean, se
 
 

@@ -1,5 +1,6 @@
-"""The compiled kernels: log σ accuracy, uniform minibatch orders, and the compiled sequential
-test making the same decisions as the reference implementation in seqtest.py."""
+"""The compiled kernels: log σ accuracy, the column-tile layout and its products, uniform
+minibatch orders, and the compiled sequential test making the same decisions as the reference
+implementation in seqtest.py."""
 
 import itertools
 import math
@@ -8,7 +9,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from mixlab.austerity.kernels import log_sigmoid, minibatch_orders
+from mixlab.austerity import kernels
+from mixlab.austerity.kernels import TILE, column_tiles, log_sigmoid, minibatch_orders, tile_width
 from mixlab.austerity.logistic import LogisticPosterior
 from mixlab.austerity.samplers import CompiledSequentialTest
 from mixlab.austerity.seqtest import sequential_test_batch
@@ -27,6 +29,67 @@ def test_log_sigmoid_within_four_ulp_of_float64():
     tiny = np.abs(ref) <= 1e-30
     assert np.max(np.abs(got[tiny] - ref[tiny])) < 1e-37        # log σ(z) ~ -e^-z for z > 70
     assert got[-2] == 0.0 and got[-1] == -np.inf
+
+
+@pytest.mark.parametrize("bsize", [7, 32, 40])
+def test_column_tiles_layout(bsize):
+    """Row j of block k, column c is at ((k T + j // TILE) Dp + c) TILE + j % TILE; everything
+    else (the rows after a block's last, the columns after d, the short last block) is zero."""
+    rng = np.random.default_rng(0)
+    N, d = 101, 6
+    X = rng.standard_normal((N, d)).astype(np.float32)
+    flat = column_tiles(X, bsize)
+    K, T, Dp = -(-N // bsize), -(-bsize // TILE), tile_width(d)
+    assert Dp == 8 and flat.shape == (K * T * Dp * TILE,) and flat.dtype == np.float32
+    got = np.zeros_like(flat)
+    for i in range(N):
+        k, j = divmod(i, bsize)
+        for c in range(d):
+            at = ((k * T + j // TILE) * Dp + c) * TILE + j % TILE
+            assert flat[at] == X[i, c]
+            got[at] = X[i, c]
+    assert np.array_equal(flat, got)                     # nothing else is non-zero
+
+
+def test_tile_products_are_one_arithmetic():
+    """Products with θ from the one-vector and the two-vector tile kernels, in any tile order
+    and at any output offset, are the same float32 bits (the block test's cache and the
+    full-data pass depend on it), and within float32 rounding of the float64 products."""
+    rng = np.random.default_rng(1)
+    N, d = 200, 51
+    X = (rng.standard_normal((N, d)) * 3).astype(np.float32)
+    Dp = tile_width(d)
+    Xt = column_tiles(X)
+    nt = -(-N // TILE)
+    th = np.zeros(64, np.float32)
+    ph = np.zeros(64, np.float32)
+    th[:d] = rng.standard_normal(d)
+    ph[:d] = rng.standard_normal(d)
+    tiles = rng.permutation(nt)
+    outs = np.arange(nt) * TILE
+    z1 = np.empty(nt * TILE, np.float32)
+    z2 = np.empty(nt * TILE, np.float32)
+    w2 = np.empty(nt * TILE + 5, np.float32)
+    zp = np.empty(nt * TILE, np.float32)
+    wp = np.empty(nt * TILE, np.float32)
+    kernels._tile_dots(Xt, Dp, tiles, outs, nt, th, z1)
+    kernels._tile_dots2(Xt, Dp, tiles, outs, outs + 5, nt, th, th, z2, w2)
+    kernels._tile_dots2(Xt, Dp, tiles[::-1].copy(), outs, outs, nt, ph, th, zp, wp)
+    assert np.array_equal(z1, z2) and np.array_equal(z1, w2[5:])
+    assert np.array_equal(z1.reshape(nt, TILE)[::-1], wp.reshape(nt, TILE))   # other order
+    rows = (tiles[:, None] * TILE + np.arange(TILE)).ravel()
+    ok = rows < N
+    ref = X.astype(np.float64) @ th[:d].astype(np.float64)
+    scale = np.abs(X).astype(np.float64) @ np.abs(th[:d]).astype(np.float64)
+    assert np.all(np.abs(z1[ok] - ref[rows[ok]]) <= 4e-7 * d * scale[rows[ok]])
+    assert np.all(z1[~ok] == 0.0)
+    # the full-data pass: its terms are these products' log σ, summed in float64
+    theta = np.stack([th, ph])
+    terms = kernels.loglik_rows(Xt, Dp, N, theta)
+    inv = np.argsort(rows[ok])
+    assert np.array_equal(terms[0], log_sigmoid(z1[ok][inv]))
+    sums = kernels.loglik_sums(Xt, Dp, N, theta)
+    assert np.allclose(sums, terms.astype(np.float64).sum(axis=1), rtol=1e-13, atol=0)
 
 
 def test_minibatch_orders_are_uniform_permutations():
@@ -60,7 +123,8 @@ def test_compiled_test_equals_reference_on_the_same_orders(post, eps, m):
     C = 6
     theta = rng.normal(0, 0.3, (C, post.d))
     prop = theta + rng.normal(0, 0.02, theta.shape)
-    L = (post.loglik_terms(prop).astype(np.float64) - post.loglik_terms(theta))   # (C, N)
+    every = np.arange(post.N)                      # rows gathered: the per-point test's products
+    L = (post.loglik_terms(prop, every).astype(np.float64) - post.loglik_terms(theta, every))
     test = CompiledSequentialTest(post, eps, m)
     n_total, agree = 0, 0
     for seed in range(40):
