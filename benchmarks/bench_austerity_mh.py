@@ -53,12 +53,13 @@ def _time_steps(sampler, state, rng, seconds):
             return state, n, el, used
 
 
-def _per_point_costs(post, mode, chains, block, seconds):
+def _per_point_costs(post, mode, chains, block, seconds, shared_order=False):
     """(ns per point read by the test, ns per point of the exact pass, data fraction) over RW-MH
     steps at eps = 0.05 from the mode, the two timed alternately on the same states."""
     from mixlab.austerity.samplers import RandomWalkMH
 
-    s = RandomWalkMH(post, chains, sigma=0.01, eps=0.05, m=500, init=mode, block=block)
+    s = RandomWalkMH(post, chains, sigma=0.01, eps=0.05, m=500, init=mode, block=block,
+                     shared_order=shared_order)
     rng = np.random.default_rng(0)
     st = s.init(rng)
     for _ in range(100):                                # warm the chain (and the cache)
@@ -138,6 +139,12 @@ def run(quick: bool) -> list[dict]:
                              "detail": f"eps=0.05, block={block}: {tt:.2f} ns per point read "
                                        f"({100 * f:.0f}% of the data), exact pass "
                                        f"{te:.2f} ns per point and chain"})
+        tt, te, f = _per_point_costs(post, mode, 8, BLOCK_DEFAULT, secs, shared_order=True)
+        rows.append({"name": "austerity test / exact pass, per point, 8 chains, one block order",
+                     "ratio": tt / te, "target": "info", "ok": True,
+                     "detail": f"eps=0.05, block={BLOCK_DEFAULT}, shared_order (the chains read "
+                               f"the same blocks in a step): {tt:.2f} ns per point read "
+                               f"({100 * f:.0f}% of the data), exact pass {te:.2f} ns"})
 
         # 3. samples per second for every eps, alternating rounds
         eps_list = (0.0, 0.01, 0.05, 0.1, 0.2)

@@ -116,7 +116,9 @@ class LogisticPosterior:
 
     def theta_padded(self, theta: np.ndarray) -> np.ndarray:
         """(C, d) -> (C, W) float32 zero-padded to the width of ``Xk``."""
-        theta = np.atleast_2d(theta)
+        theta = np.asarray(theta)
+        if theta.ndim < 2:                             # np.atleast_2d, without its overhead
+            theta = theta.reshape(1, -1)
         if theta.ndim != 2 or theta.shape[1] != self.d:
             raise ValueError(f"theta must be (C, {self.d}), got shape {theta.shape}")
         th = np.zeros((theta.shape[0], self.Xk.shape[1]), np.float32)

@@ -92,6 +92,7 @@ class CompiledSequentialTest:
         self.tcrit2 = tcrit2_table(self.K, self.mb, float(eps))
         self.perm = np.arange(self.K, dtype=np.int64)
         self.swaps = np.empty(self.K, np.int64)
+        self._padded = np.zeros((2, 0, post.Xk.shape[1]), np.float32)
         zero = np.zeros((1, post.d))                   # load/compile the kernel now, untimed
         self(zero, zero, np.zeros(1), 0)
 
@@ -113,19 +114,22 @@ class CompiledSequentialTest:
         mean, se = np.zeros(C), np.zeros(C)
         post = self.post
         mu0 = np.asarray(mu0, np.float64)
+        if self._padded.shape[1] != C:
+            self._padded = np.zeros((2, C, post.Xk.shape[1]), np.float32)
+        th_new, th_old = self._padded                  # float32, zero after d (post.theta_padded)
+        th_new[:, :post.d] = prop
+        th_old[:, :post.d] = theta
         if self.block == 1:
-            seqtest_logistic(post.Xk, post.theta_padded(prop), post.theta_padded(theta), mu0,
-                             self.m, self.tcrit2, np.uint64(seed), accept, n_used, mean, se,
-                             self.perm, self.swaps)
+            seqtest_logistic(post.Xk, th_new, th_old, mu0, self.m, self.tcrit2, np.uint64(seed),
+                             accept, n_used, mean, se, self.perm, self.swaps)
         else:
             if self.cache.shape[0] != C:
                 self._cache_for(C)
             kernel = (seqtest_logistic_blocks_shared if self.shared_order
                       else seqtest_logistic_blocks)
-            kernel(self.Xt, post.tile_width, post.N, self.block, post.theta_padded(prop),
-                   post.theta_padded(theta), mu0, self.mb, self.tcrit2, np.uint64(seed), accept,
-                   n_used, mean, se, self.perm, self.swaps, self.cache, self.stamp,
-                   self.version, self.cache_theta)
+            kernel(self.Xt, post.tile_width, post.N, self.block, th_new, th_old, mu0, self.mb,
+                   self.tcrit2, np.uint64(seed), accept, n_used, mean, se, self.perm, self.swaps,
+                   self.cache, self.stamp, self.version, self.cache_theta)
         return accept, n_used, mean, se
 
 
