@@ -350,7 +350,9 @@ _TRACK = Param(False, bool, help="also compute the exact decision with the same 
                                  "'wrong'; a full data pass per step, slows the sampler)")
 _BLOCK = Param(None, int, lo=1, hi=MINIBATCH_MAX, nullable=True,
                help="rows (pair terms) per block of the sequential test's population; 1: the "
-                    "paper's per-point test (null: the spec's top-level test_block, else 1)")
+                    "paper's per-point test (null: the spec's top-level test_block, else 1); "
+                    "logistic regression keeps each block in whole tiles of 32 rows, so a "
+                    "multiple of 32 wastes no memory and b < 32 takes 32/b times the data's")
 
 
 def _block(params: dict) -> int:
