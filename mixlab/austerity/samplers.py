@@ -80,7 +80,9 @@ class CompiledSequentialTest:
             raise ValueError(f"block must be >= 1, got {block}")
         if shared_order and int(block) == 1:
             raise ValueError("shared_order needs block > 1")
-        self.post, self.m, self.block = post, int(m), int(block)
+        # a block of more than N rows is all the data (K = 1): store it as N rows, not as the
+        # tiles of an oversized block
+        self.post, self.m, self.block = post, int(m), min(int(block), post.N)
         self.shared_order = bool(shared_order)
         N = post.N
         if self.block == 1:

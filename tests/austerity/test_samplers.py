@@ -190,3 +190,16 @@ def test_block_test_rw_mh_matches_quadrature_at_small_eps():
     ks = stats.kstest(samples[:, 100::10, 0].ravel(), cdf)
     assert ks.statistic < 0.03, ks
     assert st["data_used"].mean() < 0.8 and st["wrong"].mean() < 3 * 0.01
+
+
+def test_a_block_larger_than_the_data_is_the_data():
+    """test_block may exceed N (the spec allows up to 10^7): that is one block of all N rows,
+    the same chain as test_block = N, and stored as N rows, not as the tiles of 10^7 rows."""
+    X, y = synthetic(500, 3, 2)
+    post = LogisticPosterior(X, y, precision=10.0)
+    kw = {"chains": 2, "sigma": 0.05, "eps": 0.05, "m": 100}
+    huge = RandomWalkMH(post, block=10_000_000, **kw)
+    assert huge.seqtest.K == 1 and huge.seqtest.Xt.size <= 512 * 4
+    a, sa = run(huge, 100, 5)
+    b, _ = run(RandomWalkMH(post, block=post.N, **kw), 100, 5)
+    assert np.array_equal(a, b) and np.all(sa["data_used"] == 1.0)
