@@ -249,14 +249,46 @@ def _sum64(a, i0, n):
 
 
 @njit(**_JIT_INLINE)
-def _diff_sum64(a, ia, b, ib, n, d):
-    """d[t] = float64(a[ia + t]) - float64(b[ib + t]) for t < n, and their sum as :func:`_sum64`
-    (d: scratch of length >= n)."""
+def _diff64(a, ia, b, ib, n, d, i0):
+    """d[i0 + t] = float64(a[ia + t]) - float64(b[ib + t]) for t < n (vectorised: unsigned
+    offsets, so no negative-index wraparound in the loop)."""
     i = _U(ia)
     k = _U(ib)
+    o = _U(i0)
     for t in range(_U(n)):
-        d[t] = np.float64(a[i + t]) - np.float64(b[k + t])
-    return _sum64(d, 0, n)
+        d[o + t] = np.float64(a[i + t]) - np.float64(b[k + t])
+
+
+@njit(**_JIT_INLINE)
+def _lane_sum64(d, i0, n):
+    """Σ_{t < n} d[i0 + t], n a multiple of 8, as :func:`_sum64` adds them (term t into
+    accumulator t mod 8, pairwise at the end), for a float64 vector in cache."""
+    i = _U(i0)
+    s0, s1, s2, s3 = d[i], d[i + _U(1)], d[i + _U(2)], d[i + _U(3)]
+    s4, s5, s6, s7 = d[i + _U(4)], d[i + _U(5)], d[i + _U(6)], d[i + _U(7)]
+    for r in range(_U(8), _U(n), _U(8)):
+        s0 += d[i + r]
+        s1 += d[i + r + _U(1)]
+        s2 += d[i + r + _U(2)]
+        s3 += d[i + r + _U(3)]
+        s4 += d[i + r + _U(4)]
+        s5 += d[i + r + _U(5)]
+        s6 += d[i + r + _U(6)]
+        s7 += d[i + r + _U(7)]
+    return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
+
+
+@njit(**_JIT)
+def _pad32(theta, W):
+    """(C, w) float32 or float64 -> (C, W) float32: the first min(w, W) columns rounded to float32
+    (as ``astype``), zeros after.  The kernels take θ as the samplers hold it and pad it here (in
+    Python the copy cost ~1 µs per call, a tenth of a block test that stops early)."""
+    C, w = theta.shape
+    out = np.zeros((C, W), np.float32)
+    for c in range(C):
+        for k in range(min(w, W)):
+            out[c, k] = np.float32(theta[c, k])
+    return out
 
 
 @njit(**_JIT)
@@ -264,9 +296,11 @@ def loglik_sums(Xt, Dp, N, theta):
     """Full-data log-likelihoods Σ_i log σ(x_i · θ_c), accumulated in float64.
 
     Xt the N signed rows as :func:`column_tiles` (blocks of one tile), Dp its tile width;
-    theta (C, >= Dp) float32 zero after d -> (C,) float64.  Each chunk of tiles is read from
-    memory once for all chains; the products are :func:`_tile_dots`, the arithmetic of the
-    sequential tests' products row for row."""
+    theta (C, d) (float64 or float32; zero-padded widths >= d accepted) -> (C,) float64.  Each
+    chunk of tiles is read from memory once for all chains; the products are
+    :func:`_tile_dots` at θ rounded to float32, the arithmetic of the sequential tests' products
+    row for row."""
+    theta = _pad32(theta, Dp)
     C = theta.shape[0]
     nt_all = -(-N // TILE)
     ch = _CHUNK // TILE
@@ -292,6 +326,7 @@ def loglik_sums(Xt, Dp, N, theta):
 def loglik_rows(Xt, Dp, N, theta):
     """Per-row log σ(x_i · θ_c) of all N rows, Xt, Dp, theta as :func:`loglik_sums` ->
     (C, N) float32: bit for bit the terms :func:`loglik_sums` adds up."""
+    theta = _pad32(theta, Dp)
     C = theta.shape[0]
     nt_all = -(-N // TILE)
     out = np.empty((C, nt_all * TILE), np.float32)
@@ -442,11 +477,11 @@ def seqtest_logistic(Xs, th_new, th_old, mu0, m, tcrit2, seed, accept, n_used, m
                      perm, swaps):
     """The sequential MH test (seqtest.py, paper §4) for C logistic-regression chains.
 
-    Xs (N, W) float32 signed rows (:func:`padded_rows`); th_new, th_old (C, W) float32 proposal
-    and current state, zero-padded alike;
+    Xs (N, W) float32 signed rows (:func:`padded_rows`); th_new, th_old (C, d) proposal and
+    current state (float64 or float32; rounded to float32 and zero-padded to W here);
     mu0 (C,) thresholds; m minibatch size; tcrit2 (ceil(N/m),) squared Student-t critical values
     for the test after k+1 minibatches (n = (k+1) m, df = n - 1; +inf where the test must not
-    stop); seed: uint64 seeding this call's minibatch orders.
+    stop); seed: integer in [0, 2**63) (or uint64) seeding this call's minibatch orders.
     Outputs (C,): accept (bool), n_used (int64), mean_out (running mean of the l_i at the
     decision), se_out (its standard error s; 0 at n = N).  Scratch: perm (N,) int64, which must
     hold arange(N) and is left so; swaps (N,) int64.
@@ -455,6 +490,8 @@ def seqtest_logistic(Xs, th_new, th_old, mu0, m, tcrit2, seed, accept, n_used, m
     and θ' share the load; caching the values at θ across steps measured no faster).  The test
     itself is :func:`_look` after every minibatch."""
     N = Xs.shape[0]
+    th_new = _pad32(th_new, Xs.shape[1])
+    th_old = _pad32(th_old, Xs.shape[1])
     C = th_new.shape[0]
     zn = np.empty(_CHUNK, np.float32)
     zo = np.empty(_CHUNK, np.float32)
@@ -512,11 +549,13 @@ def _read_minibatch(Xt, Dp, N, bsize, perm, n, bb, tn, to, stamp, ver, cache, sc
 
     Products at θ' (tn) always; at θ (to) only for the blocks whose values at θ are not cached
     (stamp[blk] != ver), those two products sharing each load of the data; the values at θ
-    computed here then fill the cache (cache (K Bp,) float32, block k at k Bp, Bp = T TILE).
+    computed here then fill the cache (cache (K Bp,) float32, block k at k Bp, Bp = T TILE,
+    whole tiles: a block's zero padding rows hold log σ(0) like its values at θ', so their
+    differences are exactly 0 and every block sums Bp differences in the same lanes).
     The values at θ' go to bufs.ln at (n + j) Bp for block read j (kept for the whole call, so
     that an accepted move can refill the cache).  Returns (Σ of the unscaled block sums, rows
     read).  Each value is the same arithmetic whether it comes from the cache or not."""
-    zn, ln, zo, lo, eb, pb, ht, ho, mt, mo, mo2, dif = bufs
+    zn, ln, zo, lo, dif, eb, pb, ht, ho, mt, mo, mo2 = bufs
     T = -(-bsize // TILE)
     Bp = T * TILE
     nh = 0
@@ -536,26 +575,25 @@ def _read_minibatch(Xt, Dp, N, bsize, perm, n, bb, tn, to, stamp, ver, cache, sc
     _tile_dots(Xt, Dp, ht, ho, nh, tn, zn)
     _tile_dots2(Xt, Dp, mt, mo, mo2, nm, tn, to, zn, zo)
     a0 = n * Bp
-    a1 = (n + bb) * Bp
-    _log_sigmoid_block(zn[a0:a1], ln[a0:a1], eb, pb, a1 - a0)
+    L = bb * Bp
+    _log_sigmoid_block(zn[a0:], ln[a0:], eb, pb, L)
     _log_sigmoid_block(zo, lo, eb, pb, nm * TILE)
     q = 0
-    raw = 0.0
-    rows = 0
-    for j in range(bb):
+    for j in range(bb):                                # float64 differences, block by block
         blk = perm[n + j]
-        nb = min(bsize, N - blk * bsize)
-        p = (n + j) * Bp
-        cb = blk * Bp
         if stamp[blk] == ver:
-            s = _diff_sum64(ln, p, cache, cb, nb, dif)
-        else:
-            s = _diff_sum64(ln, p, lo, q, nb, dif)
-            _copy(lo, q, cache, cb, nb)
+            _diff64(ln, a0 + j * Bp, cache, blk * Bp, Bp, dif, j * Bp)
+        else:                                          # (padding rows too: log σ(0) both sides)
+            _diff64(ln, a0 + j * Bp, lo, q, Bp, dif, j * Bp)
+            _copy(lo, q, cache, blk * Bp, Bp)
             stamp[blk] = ver
             q += Bp
+    raw = 0.0
+    rows = 0
+    for j in range(bb):                                # block sums (a padding row adds 0.0)
+        s = _lane_sum64(dif, j * Bp, Bp)
         raw += s
-        rows += nb
+        rows += min(bsize, N - perm[n + j] * bsize)
         lv[j] = scale * s
     return raw, rows
 
@@ -576,9 +614,7 @@ def _cache_accepted(perm, nread, N, bsize, ln, cache, stamp, ver):
     Bp = -(-bsize // TILE) * TILE
     for j in range(nread):
         blk = perm[j]
-        cb = blk * Bp
-        p = j * Bp
-        _copy(ln, p, cache, cb, min(bsize, N - blk * bsize))
+        _copy(ln, j * Bp, cache, blk * Bp, Bp)
         stamp[blk] = ver
 
 
@@ -588,10 +624,10 @@ def _block_buffers(K, mb, bsize):
     T = -(-bsize // TILE)
     R = mb * T * TILE
     return (np.empty(K * T * TILE, np.float32), np.empty(K * T * TILE, np.float32),
-            np.empty(R, np.float32), np.empty(R, np.float32), np.empty(R, np.int32),
-            np.empty(R, np.float32), np.empty(mb * T, np.int64), np.empty(mb * T, np.int64),
-            np.empty(mb * T, np.int64), np.empty(mb * T, np.int64), np.empty(mb * T, np.int64),
-            np.empty(T * TILE, np.float64))
+            np.empty(R, np.float32), np.empty(R, np.float32),
+            np.empty(R, np.float64), np.empty(R, np.int32), np.empty(R, np.float32),
+            np.empty(mb * T, np.int64), np.empty(mb * T, np.int64),
+            np.empty(mb * T, np.int64), np.empty(mb * T, np.int64), np.empty(mb * T, np.int64))
 
 
 @njit(**_JIT)
@@ -601,7 +637,7 @@ def seqtest_logistic_blocks(Xt, Dp, N, bsize, th_new, th_old, mu0, mb, tcrit2, s
     """The sequential MH test over *blocks* of rows (issue 16) for C logistic-regression chains.
 
     Xt the N signed rows in a once-shuffled order as :func:`column_tiles` (Xt, bsize), Dp its
-    tile width; th_new, th_old (C, >= Dp) float32 proposal and current state, zero after d;
+    tile width; th_new, th_old (C, d) proposal and current state (rounded to float32, padded);
     block k is rows [k bsize, min((k+1) bsize, N)), K = ceil(N / bsize) blocks (= perm.size).
     The test's population is the K block values v_k = (K / N) Σ_{i in block k} l_i, whose mean
     is exactly the mean of the N values l_i = log σ(x_i·θ') - log σ(x_i·θ); it reads minibatches
@@ -612,7 +648,7 @@ def seqtest_logistic_blocks(Xt, Dp, N, bsize, th_new, th_old, mu0, mb, tcrit2, s
     (K, mb, eps).  Outputs as :func:`seqtest_logistic`; n_used counts rows read.
 
     Cache: cache (C, K Bp) float32 (Bp = bsize rounded up to TILE) holds log σ(x_i·θ_c) at
-    θ_c = cache_theta[c] (C, W) for the rows of the blocks with stamp[c, k] == version[c]
+    θ_c = cache_theta[c] (C, Dp) float32 for the rows of the blocks with stamp[c, k] == version[c]
     (stamp (C, K), version (C,) int64).  A block read whose values at the current state are
     cached costs one product, not two.  The cache is checked against th_old (a chain whose state
     differs starts a new version), and on acceptance it is refilled with the values at θ' just
@@ -621,6 +657,8 @@ def seqtest_logistic_blocks(Xt, Dp, N, bsize, th_new, th_old, mu0, mb, tcrit2, s
     not depend on the cache: an empty cache (a resumed run) gives the same chain
     (tests/austerity/test_samplers.py).  Scratch: perm (K,) = arange(K) (left so), swaps (K,)."""
     K = perm.size
+    th_new = _pad32(th_new, Dp)
+    th_old = _pad32(th_old, Dp)
     C = th_new.shape[0]
     scale = K / N
     bufs = _block_buffers(K, mb, bsize)
@@ -672,6 +710,8 @@ def seqtest_logistic_blocks_shared(Xt, Dp, N, bsize, th_new, th_old, mu0, mb, tc
     order of the blocks), but the chains' decisions within a step are no longer independent:
     they read the same blocks.  Arguments as :func:`seqtest_logistic_blocks`."""
     K = perm.size
+    th_new = _pad32(th_new, Dp)
+    th_old = _pad32(th_old, Dp)
     C = th_new.shape[0]
     scale = K / N
     bufs = [_block_buffers(K, mb, bsize) for _ in range(C)]

@@ -94,44 +94,40 @@ class CompiledSequentialTest:
         self.tcrit2 = tcrit2_table(self.K, self.mb, float(eps))
         self.perm = np.arange(self.K, dtype=np.int64)
         self.swaps = np.empty(self.K, np.int64)
-        self._padded = np.zeros((2, 0, post.Xk.shape[1]), np.float32)
+        self._kernel = (seqtest_logistic_blocks_shared if self.shared_order
+                        else seqtest_logistic_blocks)
         zero = np.zeros((1, post.d))                   # load/compile the kernel now, untimed
         self(zero, zero, np.zeros(1), 0)
 
     def _cache_for(self, C: int) -> None:
         """(Re)allocate the per-chain cache of log σ(x_i·θ) for C chains, empty."""
-        W = self.post.Xk.shape[1]
+        W = self.post.tile_width
         self.cache = np.zeros((C, self.K * -(-self.block // TILE) * TILE), np.float32)
         self.stamp = np.full((C, self.K), -1, np.int64)
         self.version = np.zeros(C, np.int64)
         self.cache_theta = np.full((C, W), np.nan, np.float32)
 
     def __call__(self, theta: np.ndarray, prop: np.ndarray, mu0: np.ndarray, seed: int):
-        """theta, prop (C, d); mu0 (C,); seed (uint64) -> accept (C,) bool, n_used (C,) int64
+        """theta, prop (C, d); mu0 (C,); seed an integer in [0, 2**64) -> accept (C,) bool, n_used (C,) int64
         (points read), mean (C,) and standard error (C,) of the test's values at the decision
         (per-point values for block = 1, block values otherwise)."""
         C = theta.shape[0]
-        accept = np.zeros(C, bool)
-        n_used = np.zeros(C, np.int64)
-        mean, se = np.zeros(C), np.zeros(C)
+        accept = np.empty(C, bool)                     # the kernels write every entry
+        n_used = np.empty(C, np.int64)
+        mean, se = np.empty(C), np.empty(C)
         post = self.post
+        prop, theta = post.theta_2d(prop), post.theta_2d(theta)   # the kernels pad them
         mu0 = np.asarray(mu0, np.float64)
-        if self._padded.shape[1] != C:
-            self._padded = np.zeros((2, C, post.Xk.shape[1]), np.float32)
-        th_new, th_old = self._padded                  # float32, zero after d (post.theta_padded)
-        th_new[:, :post.d] = prop
-        th_old[:, :post.d] = theta
+        seed = int(seed)
         if self.block == 1:
-            seqtest_logistic(post.Xk, th_new, th_old, mu0, self.m, self.tcrit2, np.uint64(seed),
+            seqtest_logistic(post.Xk, prop, theta, mu0, self.m, self.tcrit2, seed,
                              accept, n_used, mean, se, self.perm, self.swaps)
         else:
             if self.cache.shape[0] != C:
                 self._cache_for(C)
-            kernel = (seqtest_logistic_blocks_shared if self.shared_order
-                      else seqtest_logistic_blocks)
-            kernel(self.Xt, post.tile_width, post.N, self.block, th_new, th_old, mu0, self.mb,
-                   self.tcrit2, np.uint64(seed), accept, n_used, mean, se, self.perm, self.swaps,
-                   self.cache, self.stamp, self.version, self.cache_theta)
+            self._kernel(self.Xt, post.tile_width, post.N, self.block, prop, theta, mu0,
+                         self.mb, self.tcrit2, seed, accept, n_used, mean, se, self.perm,
+                         self.swaps, self.cache, self.stamp, self.version, self.cache_theta)
         return accept, n_used, mean, se
 
 
