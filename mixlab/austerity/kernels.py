@@ -555,39 +555,37 @@ def _read_minibatch(Xt, Dp, N, bsize, perm, n, bb, tn, to, stamp, ver, cache, sc
     The values at θ' go to bufs.ln at (n + j) Bp for block read j (kept for the whole call, so
     that an accepted move can refill the cache).  Returns (Σ of the unscaled block sums, rows
     read).  Each value is the same arithmetic whether it comes from the cache or not."""
-    zn, ln, zo, lo, dif, eb, pb, ht, ho, mt, mo, mo2 = bufs
+    zn, ln, zo, lo, dif, eb, pb, ht, ho, mt, mo, mo2, miss = bufs
     T = -(-bsize // TILE)
     Bp = T * TILE
     nh = 0
     nm = 0
-    for j in range(bb):                                # tiles of the cached / uncached blocks
-        blk = perm[n + j]
+    nc = 0
+    for j in range(bb):              # tiles of the cached / uncached blocks (branch-free: the
+        blk = perm[n + j]            # hit or miss of a block is a coin flip to the predictor)
+        hit = np.int64(stamp[blk] == ver)
         for s in range(T):
-            if stamp[blk] == ver:
-                ht[nh] = blk * T + s
-                ho[nh] = (n + j) * Bp + s * TILE
-                nh += 1
-            else:
-                mt[nm] = blk * T + s
-                mo[nm] = (n + j) * Bp + s * TILE
-                mo2[nm] = nm * TILE
-                nm += 1
+            ht[nh] = blk * T + s
+            ho[nh] = (n + j) * Bp + s * TILE
+            mt[nm] = blk * T + s
+            mo[nm] = (n + j) * Bp + s * TILE
+            mo2[nm] = nm * TILE
+            nh += hit
+            nm += 1 - hit
+        miss[nc] = blk               # the uncached blocks, in read order
+        nc += 1 - hit
     _tile_dots(Xt, Dp, ht, ho, nh, tn, zn)
     _tile_dots2(Xt, Dp, mt, mo, mo2, nm, tn, to, zn, zo)
     a0 = n * Bp
     L = bb * Bp
     _log_sigmoid_block(zn[a0:], ln[a0:], eb, pb, L)
     _log_sigmoid_block(zo, lo, eb, pb, nm * TILE)
-    q = 0
-    for j in range(bb):                                # float64 differences, block by block
-        blk = perm[n + j]
-        if stamp[blk] == ver:
-            _diff64(ln, a0 + j * Bp, cache, blk * Bp, Bp, dif, j * Bp)
-        else:                                          # (padding rows too: log σ(0) both sides)
-            _diff64(ln, a0 + j * Bp, lo, q, Bp, dif, j * Bp)
-            _copy(lo, q, cache, blk * Bp, Bp)
-            stamp[blk] = ver
-            q += Bp
+    for i in range(nc):              # the values at θ just computed fill the cache (whole tiles:
+        blk = miss[i]                # padding rows hold log σ(0) on both sides, difference 0)
+        _copy(lo, i * Bp, cache, blk * Bp, Bp)
+        stamp[blk] = ver
+    for j in range(bb):              # float64 differences, block by block, all from the cache
+        _diff64(ln, a0 + j * Bp, cache, perm[n + j] * Bp, Bp, dif, j * Bp)
     raw = 0.0
     rows = 0
     for j in range(bb):                                # block sums (a padding row adds 0.0)
@@ -627,7 +625,8 @@ def _block_buffers(K, mb, bsize):
             np.empty(R, np.float32), np.empty(R, np.float32),
             np.empty(R, np.float64), np.empty(R, np.int32), np.empty(R, np.float32),
             np.empty(mb * T, np.int64), np.empty(mb * T, np.int64),
-            np.empty(mb * T, np.int64), np.empty(mb * T, np.int64), np.empty(mb * T, np.int64))
+            np.empty(mb * T, np.int64), np.empty(mb * T, np.int64), np.empty(mb * T, np.int64),
+            np.empty(mb, np.int64))
 
 
 @njit(**_JIT)
