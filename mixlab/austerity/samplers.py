@@ -108,9 +108,9 @@ class CompiledSequentialTest:
         self.cache_theta = np.full((C, W), np.nan, np.float32)
 
     def __call__(self, theta: np.ndarray, prop: np.ndarray, mu0: np.ndarray, seed: int):
-        """theta, prop (C, d); mu0 (C,); seed an integer in [0, 2**64) -> accept (C,) bool, n_used (C,) int64
-        (points read), mean (C,) and standard error (C,) of the test's values at the decision
-        (per-point values for block = 1, block values otherwise)."""
+        """theta, prop (C, d); mu0 (C,); seed an integer in [0, 2**64) -> accept (C,) bool,
+        n_used (C,) int64 (points read), mean (C,) and standard error (C,) of the test's values
+        at the decision (per-point values for block = 1, block values otherwise)."""
         C = theta.shape[0]
         accept = np.empty(C, bool)                     # the kernels write every entry
         n_used = np.empty(C, np.int64)
