@@ -170,6 +170,20 @@ class _Terminated(KeyboardInterrupt):
     pass
 
 
+def interruption(exc: BaseException) -> KeyboardInterrupt | None:
+    """The Ctrl-C or SIGTERM behind ``exc``, or None.  A signal whose Python handler runs while
+    compiled code calls back into Python (numba boxing an array it returns) surfaces as a
+    SystemError ("... returned a result with an exception set") caused by the interrupt: that is
+    still an interruption, not a failure of the run."""
+    for _ in range(8):                    # follow SystemErrors only, and not forever
+        if isinstance(exc, KeyboardInterrupt):
+            return exc
+        if not isinstance(exc, SystemError):
+            return None
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
 @contextmanager
 def _sigterm_as_interrupt():
     def handler(signum, frame):  # pragma: no cover - exercised by a subprocess test
@@ -280,6 +294,10 @@ def execute(spec: dict, run_dir: str | Path, *, force: bool = False, quiet: bool
             _close_quietly(store, "interrupted")
             raise
         except BaseException as exc:
+            stop = interruption(exc)
+            if stop is not None:          # a signal that arrived inside compiled code
+                _close_quietly(store, "interrupted")
+                raise stop from None
             _close_quietly(store, "failed", _one_line(exc))
             raise
         store.close()

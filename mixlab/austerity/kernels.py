@@ -37,7 +37,7 @@ import numpy as np
 from numba import njit
 
 __all__ = [
-    "TILE", "column_tiles", "log_sigmoid", "loglik_gather", "loglik_rows", "loglik_sums",
+    "TILE", "column_tiles", "gaussian_log_prior_diff", "log_sigmoid", "loglik_gather", "loglik_rows", "loglik_sums",
     "minibatch_orders", "mrf_sweep_approx",
     "mrf_sweep_approx_blocks",
     "mrf_sweep_lookup", "padded_rows", "seqtest_logistic", "seqtest_logistic_blocks",
@@ -276,6 +276,23 @@ def _lane_sum64(d, i0, n):
         s6 += d[i + r + _U(6)]
         s7 += d[i + r + _U(7)]
     return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
+
+
+@njit(**_JIT)
+def gaussian_log_prior_diff(a, b, precision):
+    """log N(a; 0, I/λ) - log N(b; 0, I/λ) = -λ/2 (|a|² - |b|²) per row: a, b (C, d) float64,
+    λ = precision -> (C,) float64 (the squares summed in column order).  One compiled call: an
+    MH step's prior term cost 4.6 µs as two numpy log-priors."""
+    C, d = a.shape
+    out = np.empty(C)
+    for c in range(C):
+        sa = 0.0
+        sb = 0.0
+        for k in range(d):
+            sa += a[c, k] * a[c, k]
+            sb += b[c, k] * b[c, k]
+        out[c] = -0.5 * precision * (sa - sb)
+    return out
 
 
 @njit(**_JIT)

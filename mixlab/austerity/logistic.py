@@ -19,6 +19,7 @@ import numpy as np
 from ..numerics import softplus
 from .kernels import (
     column_tiles,
+    gaussian_log_prior_diff,
     loglik_gather,
     loglik_rows,
     loglik_sums,
@@ -69,6 +70,7 @@ class LogisticPosterior:
         zero = np.zeros((1, self.d))
         self.loglik(zero)
         self.loglik_terms(zero, np.zeros((1, 1), np.int64))
+        self.log_prior_diff(zero, zero)
 
     # ----- prior -------------------------------------------------------------------------
     def log_prior(self, theta: np.ndarray) -> np.ndarray:
@@ -76,6 +78,15 @@ class LogisticPosterior:
         theta = np.asarray(theta, dtype=np.float64)
         sq = theta * theta
         return -0.5 * self.precision * sq.sum(axis=-1)   # the method: np.sum's reduction, less overhead
+
+    def log_prior_diff(self, theta_new: np.ndarray, theta: np.ndarray) -> np.ndarray:
+        """(C, d), (C, d) -> (C,) log p(θ') - log p(θ), one compiled call (the MH samplers' prior
+        term; equal to ``log_prior(θ') - log_prior(θ)`` up to rounding)."""
+        a = self.theta_2d(theta_new).astype(np.float64, copy=False)
+        b = self.theta_2d(theta).astype(np.float64, copy=False)
+        if a.shape != b.shape:                         # one side a single θ: broadcast it
+            a, b = (np.ascontiguousarray(x) for x in np.broadcast_arrays(a, b))
+        return gaussian_log_prior_diff(a, b, self.precision)
 
     def grad_log_prior(self, theta: np.ndarray) -> np.ndarray:
         """(..., d) -> (..., d)."""

@@ -211,7 +211,7 @@ class RandomWalkMH:
         prop = theta + self.sigma * rng.standard_normal((C, d))
         u = rng.random(C)
         mb_seed = int(rng.integers(0, 2 ** 63))
-        extra = self.post.log_prior(prop) - self.post.log_prior(theta)   # symmetric q cancels
+        extra = self.post.log_prior_diff(prop, theta)   # the symmetric proposal cancels
         accept, used, wrong, ll_new = mh_decide(
             self.post, theta, prop, extra, ll, u, mb_seed, test=self.test,
             seqtest=self.seqtest, track_errors=self.track_errors)
@@ -289,7 +289,7 @@ class SGLD:
         if self.correction == "none":
             stats = {"accept": np.ones(C, dtype=bool), "data_used": np.zeros(C)}
             return {"theta": prop, "ll": ll}, {"samples": prop}, stats
-        extra = (self.post.log_prior(prop) - self.post.log_prior(theta)
+        extra = (self.post.log_prior_diff(prop, theta)
                  + sgld_log_q_ratio(self.post, theta, prop, idx, a, grad_theta=g))
         test = "exact" if self.correction == "exact" else "sequential"
         accept, used, wrong, ll_new = mh_decide(

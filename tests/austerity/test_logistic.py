@@ -38,6 +38,12 @@ def test_terms_differences_and_prior(problem):
     assert np.allclose(post.loglik_terms(th), ref, rtol=1e-5, atol=1e-5)
     assert np.allclose(post.loglik(th), ref.sum(1), rtol=1e-5)
     assert np.allclose(post.log_prior(th), -5.0 * np.sum(th ** 2, 1))
+    th2 = np.random.default_rng(1).standard_normal(th.shape)
+    assert np.allclose(post.log_prior_diff(th2, th), post.log_prior(th2) - post.log_prior(th),
+                       rtol=1e-12, atol=1e-12)
+    assert np.allclose(post.log_prior_diff(th2.astype(np.float32), th[0]),
+                       post.log_prior(th2.astype(np.float32)) - post.log_prior(th[0]),
+                       rtol=1e-6)
     idx = np.stack([rng.permutation(post.N)[:300] for _ in range(3)])
     th2 = th + rng.normal(0, 0.1, th.shape)
     ref2 = np.stack([ref_terms(X, y, t)[0] for t in th2])

@@ -223,6 +223,69 @@ def test_subprocess_readme_path_and_sigterm_resume(tmp_path):
     assert json.loads(shown.stdout)["status"] == "complete"
 
 
+def test_interruption_sees_the_signal_behind_a_system_error():
+    from mixlab.context import _Terminated, interruption
+
+    stop = _Terminated()
+    try:
+        try:
+            raise stop
+        except KeyboardInterrupt as exc:
+            raise SystemError("returned a result with an exception set") from exc
+    except SystemError as exc:
+        assert interruption(exc) is stop
+    assert interruption(KeyboardInterrupt()) is not None
+    assert interruption(SystemError("a real one")) is None
+    try:
+        try:
+            raise ValueError("bad")
+        except ValueError as exc:
+            raise SystemError("wrapped") from exc
+    except SystemError as exc:
+        assert interruption(exc) is None
+
+
+def test_sigterm_inside_compiled_code_is_an_interruption(spec, tmp_path, monkeypatch):
+    """SIGTERM while a numba kernel runs: its Python handler runs when the kernel calls back into
+    Python (boxing the array it returns), which numba reports as a SystemError.  The run must end
+    'interrupted' (exit 130, resumable), not 'failed'."""
+    import threading
+
+    from numba import njit
+
+    @njit(nogil=True)
+    def spin(n, out):                    # ~0.1-1 s of work, then return an array (boxing)
+        s = 0.0
+        for i in range(n):
+            s += np.sqrt(i + s * 1e-300)
+        out[0] = s
+        return out
+
+    out = np.zeros(1)
+    spin(10, out)                        # compiled before the run
+    real, calls = GaussianRWM.step, []
+
+    def step(self, state, rng):
+        calls.append(1)
+        if len(calls) == 60:             # mid-run: a signal lands inside the kernel
+            go = threading.Event()
+            threading.Thread(target=lambda: (go.wait(), time.sleep(0.02),
+                                             os.kill(os.getpid(), signal.SIGTERM))).start()
+            go.set()
+            spin(300_000_000, out)
+        return real(self, state, rng)
+
+    monkeypatch.setattr(GaussianRWM, "step", step)
+    r = CliRunner().invoke(cli, ["run", str(spec), "--out", str(tmp_path / "cut"), "-q"])
+    assert r.exit_code == 130, r.output
+    assert "resume" in r.output and "SystemError" not in r.output
+    with RunReader(tmp_path / "cut") as run:
+        assert run.status == "interrupted"
+    monkeypatch.setattr(GaussianRWM, "step", real)
+    r = invoke("run", spec, "--out", tmp_path / "cut", "-q")
+    assert r.exit_code == 0 and "resumed" in r.output
+
+
 def test_edited_spec_needs_replace_or_force(spec, tmp_path):
     out = tmp_path / "run"
     invoke("run", spec, "--out", out, "-q")
