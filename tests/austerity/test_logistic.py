@@ -98,3 +98,22 @@ def test_without_bias_and_bad_labels():
     assert post.d == 2
     with pytest.raises(ValueError):
         LogisticPosterior(X, np.array([0, 2, 1, 0]))
+
+
+def test_theta_in_any_layout_gives_the_same_loglik(problem):
+    """The kernels take θ as the samplers hold it and round it to float32 themselves: a strided
+    view, a read-only array, float32, and one (d,) vector all give the values of the contiguous
+    float64 array; a wrong width is refused."""
+    post = problem[0]
+    th = np.random.default_rng(2).normal(0, 0.3, (3, post.d))
+    ref = post.loglik(th)
+    wide = np.zeros((3, 2 * post.d))
+    wide[:, ::2] = th
+    frozen = th.copy()
+    frozen.setflags(write=False)
+    assert np.array_equal(post.loglik(wide[:, ::2]), ref)
+    assert np.array_equal(post.loglik(frozen), ref)
+    assert np.array_equal(post.loglik(th.astype(np.float32)), ref)   # rounded the same way
+    assert np.array_equal(post.loglik(th[1]), ref[1:2])
+    with pytest.raises(ValueError, match="theta must be"):
+        post.loglik(np.zeros((3, post.d + 1)))
