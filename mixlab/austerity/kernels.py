@@ -372,8 +372,10 @@ def log_sigmoid(z):
 
 @njit(**_JIT)
 def loglik_gather(Xs, theta, idx):
-    """Per-datum log σ(Xs_i · θ_c) at per-chain indices: Xs (N, W) as :func:`loglik_sums`,
-    theta (C, W) float32 zero-padded, idx (C, n) int64 -> (C, n) float32."""
+    """Per-datum log σ(Xs_i · θ_c) at per-chain indices: Xs (N, W) as :func:`padded_rows`,
+    theta (C, d) (rounded to float32 and zero-padded to W here), idx (C, n) int64 -> (C, n)
+    float32."""
+    theta = _pad32(theta, Xs.shape[1])
     C, n = idx.shape
     out = np.empty((C, n), np.float32)
     z = np.empty(_CHUNK, np.float32)

@@ -106,7 +106,7 @@ class LogisticPosterior:
         bit for bit those of :meth:`loglik` and of the block test); idx (n,) shared -> (C, n),
         or idx (C, n) per chain -> (C, n): rows gathered, the per-point test's products (they
         may differ from the column tiles' in the last bit)."""
-        th = self.theta_padded(theta)
+        th = self.theta_2d(theta)                      # the kernels round and pad it
         if idx is None:
             return loglik_rows(self.Xt, self.tile_width, self.N, th)
         idx = np.asarray(idx, dtype=np.int64)
@@ -144,17 +144,6 @@ class LogisticPosterior:
         if theta.ndim != 2 or theta.shape[1] != self.d:
             raise ValueError(f"theta must be (C, {self.d}), got shape {theta.shape}")
         return np.array(theta, dtype=np.float64, order="C")
-
-    def theta_padded(self, theta: np.ndarray) -> np.ndarray:
-        """(C, d) -> (C, W) float32 zero-padded to the width of ``Xk``."""
-        theta = np.asarray(theta)
-        if theta.ndim < 2:                             # np.atleast_2d, without its overhead
-            theta = theta.reshape(1, -1)
-        if theta.ndim != 2 or theta.shape[1] != self.d:
-            raise ValueError(f"theta must be (C, {self.d}), got shape {theta.shape}")
-        th = np.zeros((theta.shape[0], self.Xk.shape[1]), np.float32)
-        th[:, :self.d] = theta
-        return th
 
     # ----- gradients ---------------------------------------------------------------------
     def grad_loglik(self, theta: np.ndarray, idx: np.ndarray | None = None) -> np.ndarray:
