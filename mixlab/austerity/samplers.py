@@ -30,6 +30,7 @@ from .kernels import (
     seqtest_logistic_blocks_shared,
 )
 from .logistic import LogisticPosterior
+from .rwmh_steps import rwmh_step_blocks, rwmh_step_exact, rwmh_step_points
 from .seqtest import UniformOrder, tcrit2_table
 
 __all__ = ["BLOCK_DEFAULT", "SGLD", "TESTS", "CompiledSequentialTest", "RandomWalkMH",
@@ -47,6 +48,15 @@ def _resolve_test(test: str, eps: float) -> str:
     if test == "exact" and eps != 0:
         raise ValueError("the exact test has eps = 0")
     return test
+
+
+def seed63(rng: np.random.Generator) -> int:
+    """A uniform integer in [0, 2**63): the next 64-bit word of rng's bit generator, shifted.
+    It is ``int(rng.integers(0, 2**63))`` (numpy's bounded draw of this range is Lemire's
+    multiply-shift of one word, i.e. the word >> 1: tests/austerity/test_rwmh_steps.py), the
+    draw every version of these samplers made, at a sixth of its cost (0.25 against 1.5 µs,
+    3% of an MH step)."""
+    return rng.bit_generator.random_raw() >> 1
 
 
 def _init_theta(init, chains: int, d: int) -> np.ndarray:
@@ -100,9 +110,10 @@ class CompiledSequentialTest:
         self(zero, zero, np.zeros(1), 0)
 
     def _cache_for(self, C: int) -> None:
-        """(Re)allocate the per-chain cache of log σ(x_i·θ) for C chains, empty."""
+        """(Re)allocate the per-chain cache of the block sums of log σ(x_i·θ) for C chains,
+        empty."""
         W = self.post.tile_width
-        self.cache = np.zeros((C, self.K * -(-self.block // TILE) * TILE), np.float32)
+        self.cache = np.zeros((C, self.K))
         self.stamp = np.full((C, self.K), -1, np.int64)
         self.version = np.zeros(C, np.int64)
         self.cache_theta = np.full((C, W), np.nan, np.float32)
@@ -129,6 +140,24 @@ class CompiledSequentialTest:
                          self.mb, self.tcrit2, seed, accept, n_used, mean, se, self.perm,
                          self.swaps, self.cache, self.stamp, self.version, self.cache_theta)
         return accept, n_used, mean, se
+
+    def mh_step(self, theta: np.ndarray, z: np.ndarray, sigma: float, log_u: np.ndarray,
+                seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """A whole random-walk MH step with this test, compiled (:mod:`.rwmh_steps`): θ' = θ + σ z,
+        the prior term, the threshold from log u, this test, the kept state.  theta, z (C, d)
+        float64 C-contiguous; log_u (C,) -> (θ kept (C, d), accept (C,), points read (C,)); the
+        same numbers as :func:`mh_decide` with this test."""
+        C = theta.shape[0]
+        post = self.post
+        if self.block == 1:
+            return rwmh_step_points(post.Xk, post.N, theta, z, sigma, log_u, post.precision,
+                                    seed, self.m, self.tcrit2, self.perm, self.swaps)
+        if self.cache.shape[0] != C:
+            self._cache_for(C)
+        return rwmh_step_blocks(self.shared_order, self.Xt, post.tile_width, post.N, self.block,
+                                theta, z, sigma, log_u, post.precision, seed, self.mb,
+                                self.tcrit2, self.perm, self.swaps, self.cache, self.stamp,
+                                self.version, self.cache_theta)
 
 
 def block_rows(N: int) -> np.ndarray:
@@ -201,6 +230,10 @@ class RandomWalkMH:
         self.theta0 = _init_theta(init, self.chains, post.d)
         self.seqtest = (CompiledSequentialTest(post, self.eps, self.m, block, shared_order)
                         if self.test == "sequential" else None)
+        # one compiled call per step after the random numbers (not with track_errors, whose
+        # side pass stays in Python); False runs the same step in numpy calls (the benchmark
+        # times the test call alone that way)
+        self.compiled_step = True
 
     def init(self, rng: np.random.Generator) -> dict:
         return _init_state(self.post, self.theta0, self.test == "exact" or self.track_errors)
@@ -208,9 +241,12 @@ class RandomWalkMH:
     def step(self, state: dict, rng: np.random.Generator):
         theta, ll = state["theta"], state["ll"]
         C, d = theta.shape
-        prop = theta + self.sigma * rng.standard_normal((C, d))
+        z = rng.standard_normal((C, d))
         u = rng.random(C)
-        mb_seed = int(rng.integers(0, 2 ** 63))
+        mb_seed = seed63(rng)
+        if self.compiled_step and not self.track_errors:
+            return self._compiled_step(theta, ll, z, u, mb_seed)
+        prop = theta + self.sigma * z
         extra = self.post.log_prior_diff(prop, theta)   # the symmetric proposal cancels
         accept, used, wrong, ll_new = mh_decide(
             self.post, theta, prop, extra, ll, u, mb_seed, test=self.test,
@@ -220,6 +256,26 @@ class RandomWalkMH:
         if wrong is not None:
             stats["wrong"] = wrong
         return {"theta": theta_new, "ll": ll_new}, {"samples": theta_new}, stats
+
+    def _compiled_step(self, theta: np.ndarray, ll: np.ndarray, z: np.ndarray, u: np.ndarray,
+                       mb_seed: int):
+        """The step after its random numbers, in one compiled call (:mod:`.rwmh_steps`): the
+        same numbers as the Python path above (tests/austerity/test_rwmh_steps.py)."""
+        post = self.post
+        if theta.dtype != np.float64 or not theta.flags.c_contiguous:
+            theta = np.ascontiguousarray(theta, np.float64)   # e.g. a state from elsewhere
+        log_u = np.log(u)
+        if self.test == "exact":
+            theta_new, accept, ll_new = rwmh_step_exact(
+                post.Xt, post.tile_width, post.N, theta, z, self.sigma, log_u, post.precision,
+                np.ascontiguousarray(ll, np.float64))
+            used = np.ones(theta.shape[0])
+        else:
+            theta_new, accept, n_used = self.seqtest.mh_step(theta, z, self.sigma, log_u, mb_seed)
+            used = n_used / post.N
+            ll_new = np.full(theta.shape[0], np.nan)
+        return ({"theta": theta_new, "ll": ll_new}, {"samples": theta_new},
+                {"accept": accept, "data_used": used})
 
 
 def sgld_log_q_ratio(post: LogisticPosterior, theta: np.ndarray, prop: np.ndarray,
