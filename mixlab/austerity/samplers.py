@@ -23,7 +23,6 @@ from __future__ import annotations
 import numpy as np
 
 from .kernels import (
-    TILE,
     column_tiles,
     seqtest_logistic,
     seqtest_logistic_blocks,
