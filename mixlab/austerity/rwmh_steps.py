@@ -64,7 +64,7 @@ def rwmh_step_exact(Xt, Dp, N, theta, z, sigma, log_u, precision, ll):
     log-likelihood (:func:`.kernels.loglik_sums` on the tiles Xt of width Dp).
 
     theta, z (C, d) float64; log_u, ll (C,) float64 (ll = ℓ(θ)) -> (θ kept (C, d), accept (C,)
-    bool, ℓ at the kept state (C,))."""
+    bool, data used (C,) = 1, ℓ at the kept state (C,))."""
     prop, mu0 = _propose(theta, z, sigma, log_u, precision, N)
     ll_prop = loglik_sums(Xt, Dp, N, prop)
     C = theta.shape[0]
@@ -73,7 +73,7 @@ def rwmh_step_exact(Xt, Dp, N, theta, z, sigma, log_u, precision, ll):
     for c in range(C):
         accept[c] = (ll_prop[c] - ll[c]) / N > mu0[c]
         ll_new[c] = ll_prop[c] if accept[c] else ll[c]
-    return _keep(accept, prop, theta), accept, ll_new
+    return _keep(accept, prop, theta), accept, np.ones(C), ll_new
 
 
 @njit(**_JIT)
@@ -83,15 +83,26 @@ def _outputs(C):
 
 
 @njit(**_JIT)
+def _sequential_result(accept, n_used, N, prop, theta):
+    """(θ kept, accept, data used n_used / N, ℓ not computed: NaN) of a sequential step."""
+    C = theta.shape[0]
+    used = np.empty(C)
+    for c in range(C):
+        used[c] = n_used[c] / N
+    return _keep(accept, prop, theta), accept, used, np.full(C, np.nan)
+
+
+@njit(**_JIT)
 def rwmh_step_points(Xs, N, theta, z, sigma, log_u, precision, seed, m, tcrit2, perm, swaps):
     """One RW-MH step with the paper's per-point sequential test
     (:func:`.kernels.seqtest_logistic`: Xs the padded rows, minibatches of m points).
-    theta, z (C, d) float64; log_u (C,) -> (θ kept (C, d), accept (C,) bool, points read (C,))."""
+    theta, z (C, d) float64; log_u (C,) -> (θ kept (C, d), accept (C,) bool, data used (C,) =
+    points read / N, NaN (C,): the full-data log-likelihood, not computed)."""
     prop, mu0 = _propose(theta, z, sigma, log_u, precision, N)
     accept, n_used, mean, se = _outputs(theta.shape[0])
     seqtest_logistic(Xs, prop, theta, mu0, m, tcrit2, seed, accept, n_used, mean, se, perm,
                      swaps)
-    return _keep(accept, prop, theta), accept, n_used
+    return _sequential_result(accept, n_used, N, prop, theta)
 
 
 @njit(**_JIT)
@@ -99,8 +110,7 @@ def rwmh_step_blocks(shared, Xt, Dp, N, bsize, theta, z, sigma, log_u, precision
                      tcrit2, perm, swaps, cache, stamp, version, cache_theta):
     """One RW-MH step with the block test (:func:`.kernels.seqtest_logistic_blocks`, or
     ``seqtest_logistic_blocks_shared`` when ``shared``: one block order for all chains); the
-    other arguments as those kernels take them.  -> (θ kept (C, d), accept (C,) bool, points
-    read (C,))."""
+    other arguments as those kernels take them.  -> as :func:`rwmh_step_points`."""
     prop, mu0 = _propose(theta, z, sigma, log_u, precision, N)
     accept, n_used, mean, se = _outputs(theta.shape[0])
     if shared:
@@ -111,4 +121,4 @@ def rwmh_step_blocks(shared, Xt, Dp, N, bsize, theta, z, sigma, log_u, precision
         seqtest_logistic_blocks(Xt, Dp, N, bsize, prop, theta, mu0, mb, tcrit2, seed, accept,
                                 n_used, mean, se, perm, swaps, cache, stamp, version,
                                 cache_theta)
-    return _keep(accept, prop, theta), accept, n_used
+    return _sequential_result(accept, n_used, N, prop, theta)

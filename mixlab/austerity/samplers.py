@@ -144,8 +144,9 @@ class CompiledSequentialTest:
                 seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """A whole random-walk MH step with this test, compiled (:mod:`.rwmh_steps`): θ' = θ + σ z,
         the prior term, the threshold from log u, this test, the kept state.  theta, z (C, d)
-        float64 C-contiguous; log_u (C,) -> (θ kept (C, d), accept (C,), points read (C,)); the
-        same numbers as :func:`mh_decide` with this test."""
+        float64 C-contiguous; log_u (C,) -> (θ kept (C, d), accept (C,), data used (C,) = points
+        read / N, NaN (C,) for the log-likelihood not computed); the same numbers as
+        :func:`mh_decide` with this test."""
         C = theta.shape[0]
         post = self.post
         if self.block == 1:
@@ -265,14 +266,12 @@ class RandomWalkMH:
             theta = np.ascontiguousarray(theta, np.float64)   # e.g. a state from elsewhere
         log_u = np.log(u)
         if self.test == "exact":
-            theta_new, accept, ll_new = rwmh_step_exact(
+            theta_new, accept, used, ll_new = rwmh_step_exact(
                 post.Xt, post.tile_width, post.N, theta, z, self.sigma, log_u, post.precision,
                 np.ascontiguousarray(ll, np.float64))
-            used = np.ones(theta.shape[0])
         else:
-            theta_new, accept, n_used = self.seqtest.mh_step(theta, z, self.sigma, log_u, mb_seed)
-            used = n_used / post.N
-            ll_new = np.full(theta.shape[0], np.nan)
+            theta_new, accept, used, ll_new = self.seqtest.mh_step(theta, z, self.sigma, log_u,
+                                                                   mb_seed)
         return ({"theta": theta_new, "ll": ll_new}, {"samples": theta_new},
                 {"accept": accept, "data_used": used})
 
