@@ -29,6 +29,7 @@ __all__ = ["rwmh_step_blocks", "rwmh_step_exact", "rwmh_step_points"]
 
 _JIT = {"cache": True, "nogil": True, "boundscheck": False, "error_model": "numpy"}
 
+
 @njit(**_JIT)
 def _propose(theta, z, sigma, log_u, precision, N):
     """θ' = θ + σ z (C, d) and μ0 = (log u - (log p(θ') - log p(θ))) / N (C,), as numpy's

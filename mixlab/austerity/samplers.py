@@ -141,7 +141,7 @@ class CompiledSequentialTest:
         return accept, n_used, mean, se
 
     def mh_step(self, theta: np.ndarray, z: np.ndarray, sigma: float, log_u: np.ndarray,
-                seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """A whole random-walk MH step with this test, compiled (:mod:`.rwmh_steps`): θ' = θ + σ z,
         the prior term, the threshold from log u, this test, the kept state.  theta, z (C, d)
         float64 C-contiguous; log_u (C,) -> (θ kept (C, d), accept (C,), data used (C,) = points
@@ -234,6 +234,9 @@ class RandomWalkMH:
         # side pass stays in Python); False runs the same step in numpy calls (the benchmark
         # times the test call alone that way)
         self.compiled_step = True
+        if not self.track_errors:                      # load/compile that call now, untimed
+            zero = np.zeros((1, post.d))
+            self._compiled_step(zero, np.zeros(1), zero, np.ones(1), 0)
 
     def init(self, rng: np.random.Generator) -> dict:
         return _init_state(self.post, self.theta0, self.test == "exact" or self.track_errors)
