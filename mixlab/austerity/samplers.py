@@ -265,8 +265,9 @@ class RandomWalkMH:
         """The step after its random numbers, in one compiled call (:mod:`.rwmh_steps`): the
         same numbers as the Python path above (tests/austerity/test_rwmh_steps.py)."""
         post = self.post
-        if theta.dtype != np.float64 or not theta.flags.c_contiguous:
-            theta = np.ascontiguousarray(theta, np.float64)   # e.g. a state from elsewhere
+        theta = post.theta_2d(theta)                   # the width checked, as the numpy step does
+        if theta.dtype != np.float64:                  # e.g. a float32 state from elsewhere
+            theta = theta.astype(np.float64)
         log_u = np.log(u)
         if self.test == "exact":
             theta_new, accept, used, ll_new = rwmh_step_exact(

@@ -70,3 +70,16 @@ def test_seed63_is_numpys_integers_draw():
             assert np.array_equal(a.standard_normal((2, 3)), b.standard_normal((2, 3)))
             assert np.array_equal(a.random(2), b.random(2))
             assert seed63(a) == int(b.integers(0, 2 ** 63))
+
+
+@pytest.mark.parametrize("kw", [{"eps": 0.0}, {"eps": 0.05, "block": 8}])
+def test_compiled_step_refuses_a_state_of_the_wrong_width(kw):
+    """A θ of the wrong width is refused with the numpy step's message, not stepped on a
+    truncated or zero-padded copy (the kernels pad θ to the tile width)."""
+    X, y = synthetic(500, 3, 1)
+    post = LogisticPosterior(X, y, precision=10.0)
+    for compiled in (True, False):
+        s = RandomWalkMH(post, 2, sigma=0.05, m=50, **kw)
+        s.compiled_step = compiled
+        with pytest.raises(ValueError, match=r"theta must be \(C, 4\), got shape \(2, 7\)"):
+            s.step({"theta": np.zeros((2, 7)), "ll": np.zeros(2)}, np.random.default_rng(1))
