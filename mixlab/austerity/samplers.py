@@ -99,6 +99,7 @@ class CompiledSequentialTest:
         else:
             self.K, self.mb = -(-N // self.block), -(-self.m // self.block)
             self.Xt = column_tiles(post.Xs[block_rows(N)], self.block)
+            self.cache = None
             self._cache_for(0)
         self.tcrit2 = tcrit2_table(self.K, self.mb, float(eps))
         self.perm = np.arange(self.K, dtype=np.int64)
@@ -109,8 +110,10 @@ class CompiledSequentialTest:
         self(zero, zero, np.zeros(1), 0)
 
     def _cache_for(self, C: int) -> None:
-        """(Re)allocate the per-chain cache of the block sums of log σ(x_i·θ) for C chains,
-        empty."""
+        """The per-chain cache of the block sums of log σ(x_i·θ) for C chains: kept when it has
+        C rows, else (re)allocated empty."""
+        if self.cache is not None and self.cache.shape[0] == C:
+            return
         W = self.post.tile_width
         self.cache = np.zeros((C, self.K))
         self.stamp = np.full((C, self.K), -1, np.int64)
@@ -133,8 +136,7 @@ class CompiledSequentialTest:
             seqtest_logistic(post.Xk, prop, theta, mu0, self.m, self.tcrit2, seed,
                              accept, n_used, mean, se, self.perm, self.swaps)
         else:
-            if self.cache.shape[0] != C:
-                self._cache_for(C)
+            self._cache_for(C)
             self._kernel(self.Xt, post.tile_width, post.N, self.block, prop, theta, mu0,
                          self.mb, self.tcrit2, seed, accept, n_used, mean, se, self.perm,
                          self.swaps, self.cache, self.stamp, self.version, self.cache_theta)
@@ -152,8 +154,7 @@ class CompiledSequentialTest:
         if self.block == 1:
             return rwmh_step_points(post.Xk, post.N, theta, z, sigma, log_u, post.precision,
                                     seed, self.m, self.tcrit2, self.perm, self.swaps)
-        if self.cache.shape[0] != C:
-            self._cache_for(C)
+        self._cache_for(C)
         return rwmh_step_blocks(self.shared_order, self.Xt, post.tile_width, post.N, self.block,
                                 theta, z, sigma, log_u, post.precision, seed, self.mb,
                                 self.tcrit2, self.perm, self.swaps, self.cache, self.stamp,
