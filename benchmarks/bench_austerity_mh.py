@@ -17,6 +17,9 @@ layer can load it; otherwise a synthetic problem of the same shape).
    point read by the test costs what it costs in the exact pass); the paper's 2.7 (200,672 /
    75,484 samples in 400 s on MNIST) is in the detail.  The detail lists every eps with its
    fraction of data used, and the per-point test's rate at eps = 0.05.
+4. Row 3's bound with no Python around the kernels: the same two samplers' compiled step calls
+   alone, back to back on random numbers drawn beforehand (informational: the floor of row 3
+   for this implementation, since both sides pay the same Python per step).
 
 BLAS is limited to one thread for both sides (two small products do not profit from threads
 and the machine is shared).
@@ -187,7 +190,58 @@ def run(quick: bool) -> list[dict]:
                                f"({rate['pp'] / rate[0.0]:.2f}x, data {100 * frac['pp']:.0f}%); "
                                f"target 0.67/(data used) = {target:.2f}, bound 1/(data used) = "
                                f"{1 / frac[0.05]:.2f}x (paper 400 s: 1.8x/2.7x/3.4x/5.6x)"})
+
+        # 4. row 3's bound when no Python runs around the kernels
+        rows.append(_kernels_only_bound(post, mode, samplers[0.0], samplers[0.05],
+                                        (12, 1000) if quick else (40, 2000)))
     return rows
+
+
+def _kernels_only_bound(post, mode, exact, seq, rounds_steps) -> dict:
+    """Steps/s of the block test (eps = 0.05) / exact MH when a step is its compiled call
+    alone: the random numbers drawn beforehand, no sampler object, dicts or numpy around it —
+    the ratio the samples/s row would show if the Python of a step cost nothing (both sides
+    pay the same ~5-7 us of it per step).  Median over rounds of side-by-side ratios."""
+    from mixlab.austerity.rwmh_steps import rwmh_step_exact
+
+    rounds, n = rounds_steps
+    rng = np.random.default_rng(3)
+    theta0 = np.ascontiguousarray(mode, np.float64).reshape(1, -1)
+    ll0 = post.loglik(theta0)
+    z = rng.standard_normal((n, 1, post.d))
+    log_u = np.log(rng.random((n, 1)))
+    seeds = [int(s) for s in rng.integers(0, 2 ** 63, n)]
+    sig, lam, Xt, Dp, N = exact.sigma, post.precision, post.Xt, post.tile_width, post.N
+
+    def run_exact():
+        th, ll = theta0, ll0
+        t0 = time.perf_counter()
+        for i in range(n):
+            th, _, _, ll = rwmh_step_exact(Xt, Dp, N, th, z[i], sig, log_u[i], lam, ll)
+        return n / (time.perf_counter() - t0)
+
+    def run_test():
+        th, used = theta0, 0.0
+        step = seq.seqtest.mh_step
+        t0 = time.perf_counter()
+        for i in range(n):
+            th, _, u, _ = step(th, z[i], sig, log_u[i], seeds[i])
+            used += u[0]
+        return n / (time.perf_counter() - t0), used / n
+
+    ratios, fracs = [], []
+    for _ in range(rounds):
+        re = run_exact()
+        rt, f = run_test()
+        ratios.append(rt / re)
+        fracs.append(f)
+    r, f = float(np.median(ratios)), float(np.mean(fracs))
+    return {"name": "austerity samples/s eps=0.05 / exact, compiled step calls alone",
+            "ratio": r, "target": "info", "ok": True,
+            "detail": f"the bound of the samples/s row with no Python around the kernels: "
+                      f"median of {rounds} rounds of {n} steps from the mode on pre-drawn "
+                      f"random numbers (range {min(ratios):.2f}-{max(ratios):.2f}); "
+                      f"data used {100 * f:.0f}%, so 0.67/(data used) = {0.67 / f:.2f}"}
 
 
 if __name__ == "__main__":
