@@ -39,11 +39,10 @@ from numba import njit
 from .. import hugepages
 
 __all__ = [
-    "TILE", "column_tiles", "gaussian_log_prior_diff", "log_sigmoid", "loglik_gather", "loglik_rows", "loglik_sums",
-    "minibatch_orders", "mrf_sweep_approx",
-    "mrf_sweep_approx_blocks",
-    "mrf_sweep_lookup", "padded_rows", "seqtest_logistic", "seqtest_logistic_blocks",
-    "seqtest_logistic_blocks_shared", "tile_width",
+    "TILE", "column_tiles", "gaussian_log_prior_diff", "grad_loglik_gather", "log_sigmoid",
+    "loglik_gather", "loglik_rows", "loglik_sums", "minibatch_orders", "minibatch_rows",
+    "mrf_sweep_approx", "mrf_sweep_approx_blocks", "mrf_sweep_lookup", "padded_rows",
+    "seqtest_logistic", "seqtest_logistic_blocks", "seqtest_logistic_blocks_shared", "tile_width",
 ]
 
 # error_model="numpy": float division without a Python zero check (which blocks vectorisation)
@@ -90,10 +89,10 @@ def padded_rows(X: np.ndarray, lanes: int = 16, align: int = 64) -> np.ndarray:
     return out
 
 
-@njit(**_JIT_EXP)
-def _log_sigmoid_block(z, out, ebits, poly, n):
-    """out[:n] = log σ(z[:n]) = min(z, 0) - log1p(exp(-|z|)), float32; ebits (int32) and poly
-    (float32) are scratch of length >= n."""
+@njit(**dict(_JIT_EXP, inline="always"))
+def _exp_neg_abs_block(z, ebits, poly, n):
+    """exp(-|z[i]|) = poly[i] * (ebits viewed as float32)[i] for i < n (float32, the Cephes
+    ``expf`` polynomial after Cody-Waite reduction; exactly 0 scale below exp(-88))."""
     for i in range(n):                                 # exp(x), x = -|z| <= 0: x = k ln2 + r
         x = max(-abs(z[i]), _XMIN)
         k = (x * _LOG2E + _MAGIC) - _MAGIC
@@ -101,6 +100,13 @@ def _log_sigmoid_block(z, out, ebits, poly, n):
         p = ((((_E0 * r + _E1) * r + _E2) * r + _E3) * r + _E4) * r + _E5
         poly[i] = p * r * r + r + _F(1.0)
         ebits[i] = (np.int32(k) + np.int32(127)) << 23  # the float 2**k, as bits
+
+
+@njit(**_JIT_EXP)
+def _log_sigmoid_block(z, out, ebits, poly, n):
+    """out[:n] = log σ(z[:n]) = min(z, 0) - log1p(exp(-|z|)), float32; ebits (int32) and poly
+    (float32) are scratch of length >= n."""
+    _exp_neg_abs_block(z, ebits, poly, n)
     scale = ebits.view(np.float32)
     for i in range(n):
         t = poly[i] * scale[i]                         # exp(-|z|) in (0, 1]
@@ -363,6 +369,49 @@ def loglik_gather(Xs, theta, idx):
     return out
 
 
+@njit(**_JIT_EXP)
+def _sigmoid_neg_block(z, out, ebits, poly, n):
+    """out[:n] = σ(-z[:n]) = 1 / (1 + exp(z)), float32, from exp(-|z|) (no overflow):
+    t / (1 + t) for z >= 0, 1 / (1 + t) for z < 0; ebits, poly scratch as
+    :func:`_log_sigmoid_block`."""
+    _exp_neg_abs_block(z, ebits, poly, n)
+    scale = ebits.view(np.float32)
+    for i in range(n):
+        t = poly[i] * scale[i]                         # exp(-|z|) in [0, 1]
+        out[i] = (t if z[i] >= _F(0.0) else _F(1.0)) / (_F(1.0) + t)
+
+
+@njit(**_JIT_DOT)
+def grad_loglik_gather(Xs, theta, idx):
+    """Σ_j σ(-Xs_i·θ_c) Xs_i over the rows i = idx[c, j] of each chain c: the gradient of
+    Σ_i log σ(Xs_i·θ_c) (d log σ(z)/dz = σ(-z)) on a minibatch of signed rows.
+
+    Xs (N, W) as :func:`padded_rows`; theta (C, d) (rounded to float32, zero-padded to W);
+    idx (C, n) int64 -> (C, W) float64: float32 products (:func:`_dots`, the per-point test's)
+    and weights, each weighted row added in float64.  Columns d..W-1 are zero."""
+    theta = _pad32(theta, Xs.shape[1])
+    C, n = idx.shape
+    W = Xs.shape[1]
+    out = np.zeros((C, W))
+    z = np.empty(_CHUNK, np.float32)
+    w = np.empty(_CHUNK, np.float32)
+    eb = np.empty(_CHUNK, np.int32)
+    pb = np.empty(_CHUNK, np.float32)
+    for c in range(C):
+        row = idx[c]
+        g = out[c]
+        for j0 in range(0, n, _CHUNK):
+            b = min(_CHUNK, n - j0)
+            _dots(Xs, row, j0, b, theta[c], z)
+            _sigmoid_neg_block(z, w, eb, pb, b)
+            for j in range(b):
+                wj = np.float64(w[j])
+                i = row[j0 + j]
+                for k in range(W):
+                    g[k] += wj * np.float64(Xs[i, k])
+    return out
+
+
 @njit(**_JIT)
 def _splitmix(state):
     """SplitMix64: (new state, 64 random bits)."""
@@ -417,6 +466,20 @@ def minibatch_orders(seed, C, N):
         perm = np.arange(N)
         _shuffle_next(_chain_state(seed, c), perm, swaps, 0, N)
         out[c] = perm
+    return out
+
+
+@njit(**_JIT)
+def minibatch_rows(seed, C, N, b, perm, swaps):
+    """(C, b) int64: row c holds the first b entries of :func:`minibatch_orders` (seed, C, N)
+    [c], a simple random sample of b of the N indices without replacement, in random order
+    (independent across chains and seeds).  O(C b): only b steps of each chain's shuffle run.
+    Scratch: perm (N,) int64 = arange(N) (left so), swaps (N,) int64."""
+    out = np.empty((C, b), np.int64)
+    for c in range(C):
+        _shuffle_next(_chain_state(seed, c), perm, swaps, 0, b)
+        out[c, :] = perm[:b]
+        _unshuffle(perm, swaps, b)
     return out
 
 

@@ -24,13 +24,14 @@ import numpy as np
 
 from .kernels import (
     column_tiles,
+    minibatch_rows,
     seqtest_logistic,
     seqtest_logistic_blocks,
     seqtest_logistic_blocks_shared,
 )
 from .logistic import LogisticPosterior
 from .rwmh_steps import rwmh_step_blocks, rwmh_step_exact, rwmh_step_points
-from .seqtest import UniformOrder, tcrit2_table
+from .seqtest import tcrit2_table
 
 __all__ = ["BLOCK_DEFAULT", "SGLD", "TESTS", "CompiledSequentialTest", "RandomWalkMH",
            "block_rows", "mh_decide", "sgld_log_q_ratio"]
@@ -324,16 +325,21 @@ class SGLD:
         self.theta0 = _init_theta(init, self.chains, post.d)
         self.seqtest = (CompiledSequentialTest(post, self.eps, self.m, block)
                         if correction == "sequential" else None)
+        self._perm = np.arange(post.N, dtype=np.int64)     # scratch of the minibatch draws
+        self._swaps = np.empty(post.N, np.int64)
 
     def init(self, rng: np.random.Generator) -> dict:
         return _init_state(self.post, self.theta0,
                            self.correction == "exact" or self.track_errors)
 
-    def _minibatch(self, rng: np.random.Generator) -> np.ndarray:
+    def _minibatch(self, rng: np.random.Generator) -> np.ndarray | None:
+        """(C, batch) int64: each chain's minibatch, a simple random sample without replacement
+        (:func:`.kernels.minibatch_rows`, seeded by one 64-bit draw of rng), or None for the
+        full data (a deterministic kernel)."""
         if self.batch == self.post.N:
-            return None                                     # full data: a deterministic kernel
-        return UniformOrder(self.chains, self.post.N, rng).take(
-            np.arange(self.chains), self.batch, 0)
+            return None
+        return minibatch_rows(seed63(rng), self.chains, self.post.N, self.batch, self._perm,
+                              self._swaps)
 
     def step(self, state: dict, rng: np.random.Generator):
         theta, ll = state["theta"], state["ll"]
@@ -342,7 +348,7 @@ class SGLD:
         idx = self._minibatch(rng)
         noise = rng.standard_normal((C, d))
         u = rng.random(C)
-        mb_seed = int(rng.integers(0, 2 ** 63))
+        mb_seed = seed63(rng)
         g = self.post.grad_log_posterior(theta, idx)
         prop = theta + 0.5 * a * g + np.sqrt(a) * noise
         if self.correction == "none":

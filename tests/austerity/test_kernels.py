@@ -107,6 +107,47 @@ def test_minibatch_orders_are_uniform_permutations():
     assert not np.array_equal(a[0], minibatch_orders(np.uint64(8), 1, 1000)[0])
 
 
+@pytest.mark.parametrize("seed,C,N,b", [(7, 3, 1000, 500), (123456789, 2, 50, 50),
+                                         (2**63 - 1, 4, 10, 1), (0, 1, 300, 299)])
+def test_minibatch_rows_are_the_first_b_of_the_uniform_orders(seed, C, N, b):
+    # SGLD's minibatches: the prefix of the (tested) uniform orders, so each is a simple random
+    # sample without replacement; the scratch permutation is left as the identity
+    perm, swaps = np.arange(N), np.empty(N, np.int64)
+    got = kernels.minibatch_rows(np.uint64(seed), C, N, b, perm, swaps)
+    assert np.array_equal(got, minibatch_orders(np.uint64(seed), C, N)[:, :b])
+    assert np.array_equal(perm, np.arange(N))
+    assert all(len(set(r)) == b for r in got.tolist())
+    again = kernels.minibatch_rows(np.uint64(seed), C, N, b, perm, swaps)
+    assert np.array_equal(got, again)
+
+
+def test_grad_loglik_gather_matches_float64_reference():
+    # Σ_j σ(-s_i x_i·θ) s_i x_i over gathered rows; n = 300 crosses the 256-row chunk, the large
+    # |logits| check the overflow-free σ(-z) (exp(z) alone would overflow float32 at z > 88)
+    rng = np.random.default_rng(5)
+    N, d0, C, n = 2000, 9, 3, 300
+    X = rng.standard_normal((N, d0)).astype(np.float32)
+    y = (rng.random(N) < 0.5).astype(int)
+    post = LogisticPosterior(X, y, precision=1.0, bias=True)
+    theta = rng.normal(0, 0.5, (C, post.d))
+    theta[2] *= 60.0                                   # |z| up to ~1000
+    idx = rng.integers(0, N, (C, n))
+    got = kernels.grad_loglik_gather(post.Xk, theta, idx)
+    assert got.shape == (C, post.Xk.shape[1]) and np.all(got[:, post.d:] == 0.0)
+    Xs = post.Xs.astype(np.float64)
+    th32 = theta.astype(np.float32).astype(np.float64)
+    for c in range(C):
+        rows = Xs[idx[c]]
+        z = rows @ th32[c]
+        w = np.exp(-np.logaddexp(0.0, z))              # σ(-z) in float64
+        ref = w @ rows
+        assert np.all(np.isfinite(got[c]))
+        assert np.allclose(got[c, :post.d], ref, rtol=2e-5, atol=1e-4 * np.abs(rows).sum() / n)
+    # and as the posterior's scaled minibatch gradient, shared or per-chain indices
+    g1 = post.grad_loglik(theta[:1], idx[0])
+    assert np.array_equal(g1[0], got[0, :post.d] * (N / n))
+
+
 @pytest.fixture(scope="module")
 def post():
     rng = np.random.default_rng(3)
