@@ -350,10 +350,22 @@ def log_sigmoid(z):
 
 
 @njit(**_JIT)
+def _check_rows(idx, N):
+    """Raise IndexError unless every entry of idx (C, n) is a row index in [0, N) (the gathers
+    below read without bounds checks)."""
+    C, n = idx.shape
+    for c in range(C):
+        for j in range(n):
+            if idx[c, j] < 0 or idx[c, j] >= N:
+                raise IndexError("row index out of range [0, N)")
+
+
+@njit(**_JIT)
 def loglik_gather(Xs, theta, idx):
     """Per-datum log σ(Xs_i · θ_c) at per-chain indices: Xs (N, W) as :func:`padded_rows`,
-    theta (C, d) (rounded to float32 and zero-padded to W here), idx (C, n) int64 -> (C, n)
-    float32."""
+    theta (C, d) (rounded to float32 and zero-padded to W here), idx (C, n) int64 in [0, N)
+    (else IndexError) -> (C, n) float32."""
+    _check_rows(idx, Xs.shape[0])
     theta = _pad32(theta, Xs.shape[1])
     C, n = idx.shape
     out = np.empty((C, n), np.float32)
@@ -387,8 +399,10 @@ def grad_loglik_gather(Xs, theta, idx):
     Σ_i log σ(Xs_i·θ_c) (d log σ(z)/dz = σ(-z)) on a minibatch of signed rows.
 
     Xs (N, W) as :func:`padded_rows`; theta (C, d) (rounded to float32, zero-padded to W);
-    idx (C, n) int64 -> (C, W) float64: float32 products (:func:`_dots`, the per-point test's)
-    and weights, each weighted row added in float64.  Columns d..W-1 are zero."""
+    idx (C, n) int64 in [0, N) (else IndexError) -> (C, W) float64: float32 products
+    (:func:`_dots`, the per-point test's) and weights, each weighted row added in float64.
+    Columns d..W-1 are zero."""
+    _check_rows(idx, Xs.shape[0])
     theta = _pad32(theta, Xs.shape[1])
     C, n = idx.shape
     W = Xs.shape[1]

@@ -162,8 +162,8 @@ class LogisticPosterior:
         n = idx.shape[-1]
         if idx.ndim == 1:
             idx = np.broadcast_to(idx, (th.shape[0], n))
-        # one compiled pass over the rows gathered (SGLD's minibatches: 4-6x numpy's gather,
-        # batched products and logistic function)
+        # one compiled pass over the rows gathered (SGLD's minibatches, 8 chains x 500 rows of
+        # KDD99: 0.17 ms against 0.29 ms for numpy's gather, batched products and logistic)
         g = grad_loglik_gather(self.Xk, th, np.ascontiguousarray(idx))
         return g[:, :self.d] * (self.N / n)
 

@@ -148,6 +148,22 @@ def test_grad_loglik_gather_matches_float64_reference():
     assert np.array_equal(g1[0], got[0, :post.d] * (N / n))
 
 
+def test_gathers_refuse_row_indices_outside_the_data():
+    # the compiled gathers read without bounds checks: an index outside [0, N) must raise, not
+    # read another array's memory
+    rng = np.random.default_rng(6)
+    X = rng.standard_normal((50, 3)).astype(np.float32)
+    post = LogisticPosterior(X, (rng.random(50) < 0.5).astype(int))
+    theta = np.zeros((2, post.d))
+    for bad in ([[0, 50], [0, 1]], [[-1, 3], [0, 1]], [[0, 1], [2, 10**9]]):
+        idx = np.array(bad)
+        with pytest.raises(IndexError, match="out of range"):
+            post.loglik_terms(theta, idx)
+        with pytest.raises(IndexError, match="out of range"):
+            post.grad_loglik(theta, idx)
+    assert np.all(np.isfinite(post.grad_loglik(theta, np.array([[0, 49], [1, 2]]))))
+
+
 @pytest.fixture(scope="module")
 def post():
     rng = np.random.default_rng(3)
