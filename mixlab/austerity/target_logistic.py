@@ -201,8 +201,9 @@ def load_user_table(ctx, dspec: dict):
     from ..data.transforms import pca_apply, pca_fit
     from ..data.user_tables import read_table, split_and_standardize
     if dspec["name"] != "auto":
-        raise SpecError(f"data.name ({dspec['name']}) and data.file are alternatives; remove "
-                        f"one", "data.name")
+        raise SpecError(f"is {dspec['name']!r} (given, or this experiment's default) but "
+                        f"data.file replaces the named data set: set data.name: auto with "
+                        f"data.file, or drop data.file", "data.name")
     if dspec["classes"] is not None:
         raise SpecError("applies to the image sets; a file's label column must already be 0/1 "
                         "(set data.classes: null)", "data.classes")

@@ -148,3 +148,13 @@ def test_user_csv_end_to_end_through_the_cli(tmp_path):
     (tmp_path / "table.npz").write_bytes(b"garbage")
     bad = _cli(["run", "-q", "spec.yaml", "--out", "o3", "data.file=table.npz"], tmp_path, env)
     assert bad.returncode == 1 and "table.npz" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_a_named_data_set_with_a_file_says_how_to_choose():
+    # sgld_variance's data.name defaults to kdd99: a user who gives only data.file must be told
+    # to set data.name: auto, not to "remove" a key they never wrote
+    from mixlab.austerity.target_logistic import load_user_table
+
+    with pytest.raises(SpecError, match="data.name: auto") as err:
+        load_user_table(None, {"name": "kdd99", "file": "t.csv", "classes": None})
+    assert err.value.key == "data.name" and "default" in str(err.value)
