@@ -65,29 +65,22 @@ def _steps(sampler, n, seed=0):
 
 def _bare_rates_fpcd(rbm, X, n, seed=0):
     """n steps of the operations no implementation of a rates-FPCD step (k = 1, shared θ_F,
-    100 chains) avoids, in bare numpy: Gibbs' two half-steps with θ⁻ (GEMM, bias, logistic,
-    Bernoulli draw, each way), ĥ = σ(c + x W⁻) (a third GEMM) and the summed statistics xᵀĥ
-    (a fourth, (V,C)x(C,H)).  The update of θ_F itself (one pass over W⁻) is left out, so
-    this is a lower bound on the step."""
+    100 chains) avoids, in bare numpy: Gibbs' step with θ⁻ (:func:`gibbs_sweeps`, the Gibbs
+    sampler's own: a GEMM, bias, logistic and Bernoulli draw each way), ĥ = σ(c + x W⁻) (a
+    third GEMM) and the summed statistics xᵀĥ (a fourth, (V,C)x(C,H)).  The update of θ_F
+    itself (one pass over W⁻) is left out, so this is a lower bound on the step."""
     from mixlab.rbm import samplers as S
 
     rng = np.random.default_rng(seed)
     C = 100
-    W, b, c = rbm.W.copy(), rbm.b, rbm.c
+    W, b, c = rbm.W.copy(), rbm.b[None], rbm.c[None]
     x = np.ascontiguousarray(X[:C])
     G = np.empty_like(W)
 
     def run():
         nonlocal x
         for _ in range(n):
-            a = x @ W
-            a += c
-            S._sigmoid_(a)
-            h = S._bernoulli(a, rng)
-            p = h @ W.T
-            p += b
-            S._sigmoid_(p)
-            x = S._bernoulli(p, rng)
+            x, _, _ = S.gibbs_sweeps(x, W, None, b, c, 1, rng)
             hh = x @ W
             hh += c
             S._sigmoid_(hh)

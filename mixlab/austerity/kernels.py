@@ -474,19 +474,13 @@ def _shuffle_next(state, perm, swaps, j0, j1):
 def minibatch_orders(seed, C, N):
     """(C, N) int64: the orders in which :func:`seqtest_logistic` called with ``seed`` reads the
     data of each chain (it stops somewhere along them).  For tests and diagnostics."""
-    out = np.empty((C, N), np.int64)
-    swaps = np.empty(N, np.int64)
-    for c in range(C):
-        perm = np.arange(N)
-        _shuffle_next(_chain_state(seed, c), perm, swaps, 0, N)
-        out[c] = perm
-    return out
+    return minibatch_rows(seed, C, N, N, np.arange(N), np.empty(N, np.int64))
 
 
 @njit(**_JIT)
 def minibatch_rows(seed, C, N, b, perm, swaps):
     """(C, b) int64: row c holds the first b entries of :func:`minibatch_orders` (seed, C, N)
-    [c], a simple random sample of b of the N indices without replacement, in random order
+    [c] (b = N: the whole order), a simple random sample of b of the N indices without replacement, in random order
     (independent across chains and seeds).  O(C b): only b steps of each chain's shuffle run.
     Scratch: perm (N,) int64 = arange(N) (left so), swaps (N,) int64."""
     out = np.empty((C, b), np.int64)
