@@ -4,7 +4,7 @@ The block test of the austerity samplers reads 6.6 KB tiles of a 2.5 MB array at
 4 KB pages nearly every tile read starts with a TLB miss.  numpy asks Linux for huge pages only
 for allocations of 4 MB or more; :func:`empty` asks for any array of at least ``MIN_BYTES``: an
 anonymous private mapping whose data starts on a 2 MB boundary, advised ``MADV_HUGEPAGE`` before
-its first touch.  Measured on the Fashion-MNIST 12,000 x 51 logistic data (issue 16, replayed
+its first touch.  Measured on the Fashion-MNIST 12,000 x 51 logistic data (replayed
 calls, interleaved): the full-data pass 9% (1 chain) and 13% (8 chains) faster per point, the
 block test 0-12%.  The contents are ordinary memory either way: where the advice does not exist
 (not Linux), is refused, or transparent huge pages are off, the array simply stays on 4 KB pages.

@@ -218,7 +218,7 @@ def run_tstat(ctx) -> None:
 # Fig 2
 
 
-# Issue 16: the sequential test's population may be blocks of consecutive rows (pair terms) of a
+# The sequential test's population may be blocks of consecutive rows (pair terms) of a
 # once-shuffled order instead of single points; 1 keeps the paper's per-point test (the figures'
 # default), larger blocks make a point read cost what it costs in the exact pass.
 TEST_BLOCK_ROWS = Param(1, int, lo=1, hi=MINIBATCH_MAX,

@@ -18,7 +18,7 @@ def _eps_name(eps: float) -> str:
 
 
 def _test_note(run, unit: str = "rows") -> str:
-    """'; test over blocks of b rows' when the run's sequential test used blocks (issue 16)."""
+    """'; test over blocks of b rows' when the run's sequential test used blocks."""
     b = int(run.spec.get("test_block") or 1)
     return f"; sequential test over blocks of {b} {unit}" if b > 1 else ""
 

@@ -12,7 +12,7 @@ Products, two arithmetics.  The full-data pass (:func:`loglik_sums`, :func:`logl
 the block test (:func:`seqtest_logistic_blocks`) read the data as *column tiles*
 (:func:`column_tiles`: 32 rows stored column by column), so the rows are the SIMD lanes and a
 product is the chain of FMAs over the columns in order: the same float32 bits in every kernel
-and on any CPU with FMA whatever its vector width, and no horizontal sums (issue 16: the exact
+and on any CPU with FMA whatever its vector width, and no horizontal sums (the exact
 pass measured 1.3x (1 chain) to 1.6x (8 chains) faster than with row-wise dot products, and the
 block test's values equal the exact pass's bit for bit).
 The per-point test and :func:`loglik_gather` read rows at random, one at a time: their products
@@ -685,7 +685,7 @@ def _block_buffers(K, mb, bsize):
 def seqtest_logistic_blocks(Xt, Dp, N, bsize, th_new, th_old, mu0, mb, tcrit2, seed, accept,
                            n_used, mean_out, se_out, perm, swaps, cache, stamp, version,
                            cache_theta):
-    """The sequential MH test over *blocks* of rows (issue 16) for C logistic-regression chains.
+    """The sequential MH test over *blocks* of rows for C logistic-regression chains.
 
     Xt the N signed rows in a once-shuffled order as :func:`column_tiles` (Xt, bsize), Dp its
     tile width; th_new, th_old (C, d) proposal and current state (rounded to float32, padded);
@@ -707,9 +707,9 @@ def seqtest_logistic_blocks(Xt, Dp, N, bsize, th_new, th_old, mu0, mb, tcrit2, s
     arithmetic (:func:`_tile_dots`, :func:`_log_sigmoid_block`, :func:`_sum64` over the block's
     rows) whether it is computed now or was cached, so the decisions do not depend on the
     cache: an empty cache (a resumed run) gives the same chain (tests/austerity/test_samplers.py).
-    (Issue 16 first cached the per-row values, 16x the memory: (C, N) float32, 400 MB for 100
-    chains on a million rows; the sums measured 1.00-1.01x its time with one order per chain,
-    0.96x with shared_order, same decisions.)
+    Block sums rather than per-row values: per-row values would take 16x the memory ((C, N)
+    float32, 400 MB for 100 chains on a million rows) for the same decisions, and the sums
+    measured 1.00-1.01x their time with one order per chain, 0.96x with shared_order.
     Scratch: perm (K,) = arange(K) (left so), swaps (K,)."""
     K = perm.size
     th_new = _pad32(th_new, Dp)
@@ -949,7 +949,7 @@ def _mrf_block_sums(ds, pjs, pks, x, i, perm, n, bb, bsize, out):
 @njit(**_JIT)
 def mrf_sweep_approx_blocks(ds, pjs, pks, bsize, Q, h, X, mu0, mb, tcrit2, seed, n_out, p_out,
                             perm, swaps):
-    """Approximate Gibbs sweep over *blocks* of pair terms (issue 16), in place: as
+    """Approximate Gibbs sweep over *blocks* of pair terms, in place: as
     :func:`mrf_sweep_approx`, but variable i's N terms are stored in a once-shuffled order
     (ds (D, N, 4) float64, pjs, pks (D, N) int32: ``delta``, ``pj``, ``pk`` with each row
     permuted) and cut into K = ceil(N / bsize) blocks of bsize consecutive terms (= perm.size).

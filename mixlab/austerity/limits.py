@@ -1,4 +1,4 @@
-"""Upper bounds of the austerity specs' integer keys (issue 19 item 4): what the code can hold.
+"""Upper bounds of the austerity specs' integer keys: what the code can hold.
 
 Seeds are stored as int64 in run files; sizes bound what is allocated (e.g. the HMC truth holds
 chains x samples x d float64, 4 x 10^6 x 51 x 8 bytes = 1.6 GB at the bound); counts of draws

@@ -327,7 +327,7 @@ def sweep_approx(model: DenseMRF, X: np.ndarray, U: np.ndarray, eps: float, m: i
     conditionals ``P(x_i=1|x_-i)`` at each update (costs one quadratic form per update).
     n_out : optional (B, D) int64 receiving the number of terms each test used.
     tables : None (the paper's test: the N terms are the population, minibatches of m terms), or
-    :func:`block_tables` (the block test, issue 16: the population is the K = ceil(N/b) block
+    :func:`block_tables` (the block test: the population is the K = ceil(N/b) block
     values (K/N) Σ_block terms of each variable's once-shuffled terms, minibatches of
     ceil(m/b) blocks; :func:`mixlab.austerity.kernels.mrf_sweep_approx_blocks`).
     """

@@ -71,11 +71,11 @@ class CompiledSequentialTest:
     rule of :mod:`.seqtest`).
 
     block = 1: the paper's population, the N points, read in minibatches of m points in a random
-    order (:func:`mixlab.austerity.kernels.seqtest_logistic`).  block = b > 1 (issue 16): the
+    order (:func:`mixlab.austerity.kernels.seqtest_logistic`).  block = b > 1: the
     rows are shuffled once (a fixed permutation, :func:`block_rows`) and cut into K = ceil(N/b)
     blocks of b consecutive rows; the test's population is the K block values (K/N) Σ_block l_i
     (mean = the mean of the l_i exactly), read in minibatches of ceil(m/b) blocks, with the
-    per-point values at the current state cached across steps
+    block sums at the current state cached across steps
     (:func:`mixlab.austerity.kernels.seqtest_logistic_blocks`).  A block is stored as column
     tiles (:func:`mixlab.austerity.kernels.column_tiles`): its products are the exact pass's
     vectorised products, and it costs one random number.

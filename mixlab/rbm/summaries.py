@@ -1,4 +1,4 @@
-"""Per-draw scalar summaries of RBM draws, for mixing diagnostics (ESS, R-hat; issue 15).
+"""Per-draw scalar summaries of RBM draws, for mixing diagnostics (ESS, R-hat).
 
 :func:`summarizer` builds the ``summarize`` function of ``ctx.stream`` for a model: it maps a
 block of draws ``{"samples": (chain, n, V) bool, ...}`` to ``{stat: (chain, n) float64}``:
