@@ -64,6 +64,9 @@ include $(sort $(wildcard experiments/*/figures.mk))
 figures: $(FIGURES)
 	@echo "figures written to figures/$(SCALE)/"
 
+# Runs benchmarks/bench_*.py, writes benchmarks/results.json, adds the run to
+# benchmarks/history.json and regenerates docs/benchmarks.md (`python -m benchmarks --render`
+# regenerates the page alone).
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks --mode $(BENCH)
 

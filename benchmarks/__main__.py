@@ -1,8 +1,12 @@
-"""``python -m benchmarks [--mode quick|full] [--only NAME]``: run every benchmarks/bench_*.py,
-print a table of ratios measured side by side, and write benchmarks/results.json.
+"""``python -m benchmarks [--mode quick|full] [--only NAME] [--render]``: run every
+benchmarks/bench_*.py, print a table of ratios measured side by side, write
+benchmarks/results.json, add the run to benchmarks/history.json and regenerate
+docs/benchmarks.md from the two (:mod:`benchmarks.report`).
 
 With ``--only`` the file keeps the rows of the modules not run (when it holds the same mode)
-and replaces those of the modules run; every row says when it was measured."""
+and replaces those of the modules run; every row says when it was measured, and the history
+records only the rows measured.  ``--render`` runs nothing: it regenerates docs/benchmarks.md
+from the stored files."""
 
 from __future__ import annotations
 
@@ -15,7 +19,10 @@ import time
 import traceback
 from pathlib import Path
 
+from benchmarks import report
+
 HERE = Path(__file__).resolve().parent
+DOC = HERE.parent / "docs" / "benchmarks.md"
 
 
 def main() -> int:
@@ -23,7 +30,15 @@ def main() -> int:
     ap.add_argument("--mode", choices=["quick", "full"], default="quick")
     ap.add_argument("--only", default=None, help="substring of the module names to run")
     ap.add_argument("--out", default=str(HERE / "results.json"))
+    ap.add_argument("--history", default=str(HERE / "history.json"))
+    ap.add_argument("--doc", default=str(DOC))
+    ap.add_argument("--render", action="store_true",
+                    help="run nothing: regenerate --doc from --out and --history")
     args = ap.parse_args()
+    if args.render:
+        print(f"wrote {report.write_doc(args.out, args.history, args.doc)}", file=sys.stderr)
+        return 0
+    started = time.strftime("%Y-%m-%dT%H:%M:%S")
     rows, failures, ran = [], [], []
     for path in sorted(HERE.glob("bench_*.py")):
         if args.only and args.only not in path.stem:
@@ -48,11 +63,16 @@ def main() -> int:
     out = Path(args.out)
     if args.only:                                      # keep the other modules' rows
         rows, failures = _merged(out, args.mode, ran, rows, failures)
-    out.write_text(json.dumps({
-        "mode": args.mode, "machine": platform.platform(), "python": platform.python_version(),
-        "created": time.strftime("%Y-%m-%dT%H:%M:%S"), "failed_modules": failures,
-        "results": rows}, indent=1))
-    print(f"wrote {args.out}", file=sys.stderr)
+    results = {
+        "mode": args.mode, "machine": report.machine_description(),
+        "python": platform.python_version(), "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        "failed_modules": failures, "results": rows}
+    out.write_text(json.dumps(results, indent=1))
+    history = report.append_run(report.load_history(Path(args.history)),
+                                report.run_entry(results, measured_since=started))
+    Path(args.history).write_text(json.dumps(history, indent=1))
+    report.write_doc(out, args.history, args.doc)
+    print(f"wrote {args.out}, {args.history}, {args.doc}", file=sys.stderr)
     return 1 if failures else 0
 
 
