@@ -1,19 +1,26 @@
-"""The ten-line sampler of docs/plugins.md, exactly as printed, is a correct sampler: its
-draws on a 6-variable triplet MRF match the enumerated joint."""
+"""The ten-line sampler of docs/plugins.md and of the README, exactly as printed, is a correct
+sampler: its draws on a 6-variable triplet MRF match the enumerated joint."""
 
 import importlib.util
 import re
 
 import numpy as np
+import pytest
 
 from mixlab.austerity.mrf import enumerate_joint, make_mrf
 
 from .conftest import REPO
 
 
-def test_docs_ten_line_sampler_matches_the_exact_joint(tmp_path):
-    text = (REPO / "docs" / "plugins.md").read_text()
-    code = re.search(r"```python\n(# mysampler\.py.*?)```", text, re.S).group(1)
+def _snippet(doc: str) -> str:
+    """The first Python block of ``doc`` that registers the 'random-scan' sampler."""
+    blocks = re.findall(r"```python\n(.*?)```", (REPO / doc).read_text(), re.S)
+    return next(b for b in blocks if '@sampler(MRF, "random-scan"' in b)
+
+
+@pytest.mark.parametrize("doc", ["docs/plugins.md", "README.md"])
+def test_docs_ten_line_sampler_matches_the_exact_joint(tmp_path, doc):
+    code = _snippet(doc)
     path = tmp_path / "doc_sampler.py"
     path.write_text(code)
     spec = importlib.util.spec_from_file_location("doc_sampler", path)
