@@ -7,13 +7,13 @@ layer can load it; otherwise a synthetic problem of the same shape).
    and the per-point test, block = 1) / per-point cost of the exact pass, 1 chain and 8 chains:
    the time of a test call (the compiled test and the Python around it) divided by the points
    it read, against the time of the full-data log-likelihood at the same states divided by
-   N x chains, interleaved in one loop of RW-MH steps (issue 16 target: <= 1.5 for the default
+   N x chains, interleaved in one loop of RW-MH steps (target: <= 1.5 for the default
    test).
 3. Samples per second of the sequential test at eps = 0.05 vs exact MH (eps = 0), same problem,
    same start (the mode), short timed runs of whole steps (the random numbers in numpy, the rest
    of a step one compiled call) alternating in rounds, the ratio the median of the rounds'
    ratios, for the default (block) test: target
-   >= 0.67 / f (issue 16), f the data fraction read at eps = 0.05 (1/f bounds the ratio when a
+   >= 0.67 / f, f the data fraction read at eps = 0.05 (1/f bounds the ratio when a
    point read by the test costs what it costs in the exact pass); the paper's 2.7 (200,672 /
    75,484 samples in 400 s on MNIST) is in the detail.  The detail lists every eps with its
    fraction of data used, and the per-point test's rate at eps = 0.05.

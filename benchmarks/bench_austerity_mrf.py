@@ -8,7 +8,7 @@ Rows (ratio, target):
 * approximate Gibbs (sequential test, m = 500, the samplers' default: blocks of BLOCK_DEFAULT
   pair terms of a once-shuffled order) sweeps/s at each eps against exact Gibbs with the
   table-lookup conditional (the paper's cost model; paper: 1.18x at eps=0.01 ... 2.06x at
-  eps=0.25; issue 16 target >= 1 at eps = 0.05) and against our quadratic-form exact Gibbs;
+  eps=0.25; target >= 1 at eps = 0.05) and against our quadratic-form exact Gibbs;
   the per-term test (block = 1) at eps = 0.05 for comparison.
 Rates are chain-sweeps per second of wall time in this process; other load on the machine lowers
 all of them alike, so compare ratios.

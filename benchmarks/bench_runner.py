@@ -1,7 +1,7 @@
 """The runner's own cost: bookkeeping vs calling the sampler's step directly, and recording
 draws vs one bare h5py write of the same bytes.
 
-Since issue 17 the run store writes every segment durably (fsync, rename, fsync of the
+The run store writes every segment durably (fsync, rename, fsync of the
 directory), so the bare operation it is held to is the same: one h5py write of the bytes, then
 fsync.  The write alone (into the page cache, never waiting for the disk: 0.03-0.22 s for the
 same 157 MB on the build machine, depending on what the page cache holds) is reported too."""
