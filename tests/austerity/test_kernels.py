@@ -10,7 +10,14 @@ import pytest
 from scipy import stats
 
 from mixlab.austerity import kernels
-from mixlab.austerity.kernels import TILE, column_tiles, log_sigmoid, minibatch_orders, tile_width
+from mixlab.austerity.kernels import (
+    TILE,
+    column_tiles,
+    log_sigmoid,
+    minibatch_orders,
+    products,
+    tile_width,
+)
 from mixlab.austerity.logistic import LogisticPosterior
 from mixlab.austerity.samplers import CompiledSequentialTest
 from mixlab.austerity.seqtest import sequential_test_batch
@@ -72,9 +79,9 @@ def test_tile_products_are_one_arithmetic():
     w2 = np.empty(nt * TILE + 5, np.float32)
     zp = np.empty(nt * TILE, np.float32)
     wp = np.empty(nt * TILE, np.float32)
-    kernels._tile_dots(Xt, Dp, tiles, outs, nt, th, z1)
-    kernels._tile_dots2(Xt, Dp, tiles, outs, outs + 5, nt, th, th, z2, w2)
-    kernels._tile_dots2(Xt, Dp, tiles[::-1].copy(), outs, outs, nt, ph, th, zp, wp)
+    products._tile_dots(Xt, Dp, tiles, outs, nt, th, z1)
+    products._tile_dots2(Xt, Dp, tiles, outs, outs + 5, nt, th, th, z2, w2)
+    products._tile_dots2(Xt, Dp, tiles[::-1].copy(), outs, outs, nt, ph, th, zp, wp)
     assert np.array_equal(z1, z2) and np.array_equal(z1, w2[5:])
     assert np.array_equal(z1.reshape(nt, TILE)[::-1], wp.reshape(nt, TILE))   # other order
     rows = (tiles[:, None] * TILE + np.arange(TILE)).ravel()
