@@ -70,6 +70,10 @@ def data_keys(name="auto", classes=None, pca=None, subsample=None):
                                     "(null: 0.2 unless test_file is given)"),
         "split_seed": Param(0, int, lo=0, hi=SEED_MAX,
                             help="seed of the file's train/test split"),
+        "synthetic": Param(None, dict, nullable=True,
+                           help="a synthetic data set instead: {n: ROWS, d: 50, seed: 0, "
+                                "signal: 1.0, test: 1000} (mixlab.austerity.synthetic; the "
+                                "generating θ* is recorded as data/theta_star)"),
     }
 
 
@@ -149,6 +153,8 @@ def load_problem(ctx, dspec: dict, mspec: dict):
     """-> (post, X_test (M, d0) float32, y_test (M,), data name).  Records data/* results
     (``data/columns``: the name of every coordinate of θ, in order)."""
     from ..data import load
+    if dspec["synthetic"] is not None:
+        return load_synthetic(ctx, dspec, mspec)
     if dspec["file"] is not None:
         X, y, Xt, yt, name, columns = load_user_table(ctx, dspec)
         return _posterior(ctx, dspec, mspec, X, y, Xt, yt, name, columns)
@@ -193,6 +199,28 @@ def _posterior(ctx, dspec, mspec, X, y, Xt, yt, name, columns):
     ctx.log(f"data {name}: N = {post.N}, d = {post.d} (bias {'on' if post.bias else 'off'}), "
             f"{Xt.shape[0]} test points")
     return post, np.asarray(Xt, np.float32), yt, name
+
+
+def load_synthetic(ctx, dspec: dict, mspec: dict):
+    """``data.synthetic`` (see mixlab.austerity.synthetic): the posterior on the generated rows,
+    with data/theta_star (the generating parameters; 0 for the bias column) recorded."""
+    from .synthetic import generate, synthetic_spec
+    for key, fix in (("file", "drop data.file"), ("classes", "set data.classes: null"),
+                     ("pca", "set data.pca: null"), ("subsample", "set data.subsample: null")):
+        if dspec[key] is not None:
+            raise SpecError(f"does not apply to data.synthetic: {fix}, or drop data.synthetic",
+                            f"data.{key}")
+    if dspec["name"] != "auto":
+        raise SpecError(f"is {dspec['name']!r} but data.synthetic replaces the named data set: "
+                        f"set data.name: auto with data.synthetic", "data.name")
+    spec = synthetic_spec(dspec["synthetic"])
+    syn = generate(spec)
+    post, Xt, yt, name = _posterior(ctx, dspec, mspec, syn.X, syn.y, syn.X_test, syn.y_test,
+                                    "synthetic", [f"x{j}" for j in range(spec["d"])])
+    star = list(syn.theta_star) + ([0.0] if post.bias else [])
+    ctx.store.set_result("data/theta_star", [float(v) for v in star])
+    post.synthetic = spec                      # the truth's cache keys on this definition
+    return post, Xt, yt, name
 
 
 def load_user_table(ctx, dspec: dict):
@@ -246,6 +274,12 @@ def record_truth(ctx, truth: dict) -> None:
 
 
 def truth_key(post: LogisticPosterior, X_test: np.ndarray, hspec: dict) -> str:
+    """The cache key of a posterior's truth: its definition for synthetic data (the rows are a
+    function of it), else a hash of the data, the test points, the prior and the settings."""
+    synthetic = getattr(post, "synthetic", None)
+    if synthetic is not None and X_test.shape[0] == synthetic["test"]:
+        from .synthetic import definition_key
+        return definition_key(synthetic, post.precision, post.bias, sorted(hspec.items()))
     h = hashlib.sha1()
     for a in (post.X, post.s, np.asarray(X_test, np.float32)):
         h.update(np.ascontiguousarray(a).tobytes())
