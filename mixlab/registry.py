@@ -76,12 +76,22 @@ class FigureKind:
 
 
 # Target families a sampler can be registered for: name -> what its factory's ``target`` is.
+# Each family's draw keys, step, cost statistic (site_updates, points_read, pair_terms_read)
+# and exact truths: :func:`family_info` (mixlab.families).
 FAMILIES = {
     "rbm": "a binary RBM (mixlab.rbm.model.RBM: W (D, H), b (D,), c (H,))",
     "spinglass": "a spin glass on a grid (mixlab.spinglass.target.SpinGlassTarget)",
     "logistic": "a Bayesian logistic-regression posterior (mixlab.austerity)",
     "mrf": "a dense triplet MRF over binary variables (mixlab.austerity.mrf)",
 }
+
+
+def family_info(name: str):
+    """Family ``name``'s draws, step, cost statistic and exact truths (mixlab.families)."""
+    from .families import family
+
+    return family(name)
+
 
 _EXPERIMENTS: dict[str, ExperimentKind] = {}
 _SAMPLERS: dict[str, dict[str, SamplerKind]] = {f: {} for f in FAMILIES}

@@ -28,11 +28,14 @@ class HMC:
 
     def __init__(self, logp_grad: Callable, chains: int, init, step_size: float,
                  n_leapfrog: int, mass: np.ndarray | None = None, jitter: float = 0.1,
-                 grad: Callable | None = None):
+                 grad: Callable | None = None, points_per_gradient: int | None = None):
         if step_size <= 0 or n_leapfrog < 1 or not 0 <= jitter < 1:
             raise ValueError("need step_size > 0, n_leapfrog >= 1 and 0 <= jitter < 1")
         self.logp_grad, self.chains = logp_grad, int(chains)
         self.grad = grad
+        # the logistic family's cost statistic ``points_read``: n_leapfrog full-data gradients
+        self._points = (None if points_per_gradient is None else
+                        np.full(self.chains, float(points_per_gradient) * int(n_leapfrog)))
         init = np.asarray(init, dtype=np.float64)
         self.d = init.shape[-1]
         self.theta0 = np.array(np.broadcast_to(init, (self.chains, self.d)))
@@ -78,7 +81,10 @@ class HMC:
         a = accept[:, None]
         new = {"theta": np.where(a, q, theta), "logp": np.where(accept, lq, logp),
                "grad": np.where(a, g, grad)}
-        return new, {"samples": new["theta"]}, {"accept": accept}
+        stats = {"accept": accept}
+        if self._points is not None:
+            stats["points_read"] = self._points
+        return new, {"samples": new["theta"]}, stats
 
 
 def laplace_mass(hessian_neg: np.ndarray) -> np.ndarray:

@@ -375,7 +375,8 @@ class ExactGibbs:
 
     State ``{"x": (chains, D) uint8}`` (initialised uniformly at random).  One step = one sweep.
     Draws: ``samples (chains, D) bool``; with ``track=True`` also ``p_exact (chains, D) float32``
-    (the conditional ``P(x_i=1|x_-i)`` each update used).  Stats: ``data_used (chains,)`` = 1.
+    (the conditional ``P(x_i=1|x_-i)`` each update used).  Stats: ``data_used (chains,)`` = 1,
+    ``pair_terms_read (chains,)`` = D·N (each update charged its N pair terms).
     """
 
     def __init__(self, model: DenseMRF, chains: int = 1, impl: str = "quadratic",
@@ -396,7 +397,10 @@ class ExactGibbs:
         draws = {"samples": X.astype(bool)}
         if self.track:
             draws["p_exact"] = p.astype(np.float32)
-        return {"x": X}, draws, {"data_used": np.ones(self.chains)}
+        # the family's cost statistic: every update is charged its N pair terms (D·N a sweep)
+        return {"x": X}, draws, {"data_used": np.ones(self.chains),
+                                 "pair_terms_read": np.full(self.chains,
+                                                            float(self.model.D * self.model.N))}
 
 
 class ApproxGibbs:
@@ -406,7 +410,8 @@ class ApproxGibbs:
     State ``{"x": (chains, D) uint8}``.  One step = one sweep.  Draws: ``samples (chains, D)
     bool``; with ``track=True`` also ``p_exact (chains, D) float32`` and ``exact_decision
     (chains, D) bool`` (what exact Gibbs would have decided with the same u).  Stats: ``data_used
-    (chains,)`` the fraction of the N terms read, averaged over the sweep's D updates; with
+    (chains,)`` the fraction of the N terms read, averaged over the sweep's D updates,
+    ``pair_terms_read (chains,)`` the terms the sweep's tests read in all; with
     ``track=True`` also ``wrong (chains,)`` the fraction of the sweep's decisions that differ from
     the exact decision with the same u.
 
@@ -439,7 +444,8 @@ class ApproxGibbs:
         sweep_approx(self.model, X, U, self.eps, self.m, rng, p_out=p, n_out=n_used,
                      tables=self.tables)
         draws = {"samples": X.astype(bool)}
-        stats = {"data_used": n_used.mean(axis=1) / self.model.N}
+        stats = {"data_used": n_used.mean(axis=1) / self.model.N,
+                 "pair_terms_read": n_used.sum(axis=1).astype(np.float64)}
         if self.track:
             draws["p_exact"] = p.astype(np.float32)
             # the exact decision with the same u (u < P(x_i=1|x_-i)), for paired estimates

@@ -7,6 +7,9 @@ stats are per chain (C,):
 * ``accept``     bool, the MH decision (always True for uncorrected SGLD)
 * ``data_used``  float, fraction of the N data points read by the accept/reject test
                  (1 for the exact test, n_used/N for the sequential test, 0 without a test)
+* ``points_read`` float, the family's cost statistic (mixlab.families): data points whose
+                 log-likelihood or gradient term the step evaluated (a point read twice counts
+                 twice; the ``wrong`` side pass below is not counted)
 * ``wrong``      bool, only with ``track_errors=True``: the decision differs from the exact MH
                  decision with the same u (a full pass over the data on the side, not timed
                  apart: switch it off for wall-clock comparisons)
@@ -203,6 +206,11 @@ def mh_decide(post: LogisticPosterior, theta: np.ndarray, prop: np.ndarray, extr
     return accept, data_used, wrong, ll_new
 
 
+def points_read(data_used: np.ndarray, N: int) -> np.ndarray:
+    """The data points an MH test read, (C,) float64, from its fraction ``data_used`` (C,)."""
+    return np.rint(np.asarray(data_used, dtype=np.float64) * N)
+
+
 def _init_state(post: LogisticPosterior, theta0: np.ndarray, need_ll: bool) -> dict:
     """Initial state {"theta": (C, d), "ll": (C,)}; the full-data log-likelihood is computed only
     when the exact test (or the wrong-decision side computation) needs it, NaN otherwise."""
@@ -257,7 +265,7 @@ class RandomWalkMH:
             self.post, theta, prop, extra, ll, u, mb_seed, test=self.test,
             seqtest=self.seqtest, track_errors=self.track_errors)
         theta_new = np.where(accept[:, None], prop, theta)
-        stats = {"accept": accept, "data_used": used}
+        stats = {"accept": accept, "data_used": used, "points_read": points_read(used, self.post.N)}
         if wrong is not None:
             stats["wrong"] = wrong
         return {"theta": theta_new, "ll": ll_new}, {"samples": theta_new}, stats
@@ -279,7 +287,7 @@ class RandomWalkMH:
             theta_new, accept, used, ll_new = self.seqtest.mh_step(theta, z, self.sigma, log_u,
                                                                    mb_seed)
         return ({"theta": theta_new, "ll": ll_new}, {"samples": theta_new},
-                {"accept": accept, "data_used": used})
+                {"accept": accept, "data_used": used, "points_read": points_read(used, post.N)})
 
 
 def sgld_log_q_ratio(post: LogisticPosterior, theta: np.ndarray, prop: np.ndarray,
@@ -351,8 +359,10 @@ class SGLD:
         mb_seed = seed63(rng)
         g = self.post.grad_log_posterior(theta, idx)
         prop = theta + 0.5 * a * g + np.sqrt(a) * noise
+        grad_points = self.batch if idx is not None else self.post.N   # per gradient
         if self.correction == "none":
-            stats = {"accept": np.ones(C, dtype=bool), "data_used": np.zeros(C)}
+            stats = {"accept": np.ones(C, dtype=bool), "data_used": np.zeros(C),
+                     "points_read": np.full(C, float(grad_points))}
             return {"theta": prop, "ll": ll}, {"samples": prop}, stats
         extra = (self.post.log_prior_diff(prop, theta)
                  + sgld_log_q_ratio(self.post, theta, prop, idx, a, grad_theta=g))
@@ -361,7 +371,9 @@ class SGLD:
             self.post, theta, prop, extra, ll, u, mb_seed, test=test, seqtest=self.seqtest,
             track_errors=self.track_errors)
         theta_new = np.where(accept[:, None], prop, theta)
-        stats = {"accept": accept, "data_used": used}
+        # gradients at θ and θ' on the minibatch (the proposal and its reverse), then the test
+        stats = {"accept": accept, "data_used": used,
+                 "points_read": 2.0 * grad_points + points_read(used, self.post.N)}
         if wrong is not None:
             stats["wrong"] = wrong
         return {"theta": theta_new, "ll": ll_new}, {"samples": theta_new}, stats
@@ -467,7 +479,7 @@ def _hmc(target, params: dict, chains: int) -> HMC:
 
     mass = target.laplace()[1] if params["mass"] == "laplace" else None
     return HMC(logp_grad, chains, target.theta0, params["leapfrog_step"], params["n_leapfrog"],
-               mass=mass, grad=post.grad_log_posterior)
+               mass=mass, grad=post.grad_log_posterior, points_per_gradient=post.N)
 
 
 _MRF_TRACK = Param(False, bool, help="also emit p_exact (and, approx, exact_decision) per "

@@ -202,6 +202,8 @@ class _Base:
                              f" got {emit!r}")
         self.chains, self.k, self.init_mode, self.emit = int(chains), int(k), init, emit
         self.V, self.H = self.W.shape
+        # the family's cost statistic (mixlab.families): k block-Gibbs sweeps update V + H units
+        self._site_updates = np.full(self.chains, float(self.k * (self.V + self.H)))
         if init == "data":
             if init_data is None:
                 raise ValueError("init='data' needs init_data (training examples, (N, V))")
@@ -236,7 +238,8 @@ class _Base:
 class Gibbs(_Base):
     """Gibbs(k): k block-Gibbs steps with θ between emitted samples.
 
-    State: ``x`` (C,V) float32.  Stats: ``flip`` (C,) fraction of visible units that changed."""
+    State: ``x`` (C,V) float32.  Stats: ``flip`` (C,) fraction of visible units that changed,
+    ``site_updates`` (C,) = k·(V + H) unit updates."""
 
     method = "gibbs"
 
@@ -253,7 +256,7 @@ class Gibbs(_Base):
         x, _, px = gibbs_sweeps(x0, self.W, None, self._b2, self._c2, self.k, rng)
         flip = np.mean(x != x0, axis=1, dtype=_F32)
         state["x"] = x
-        return state, self._draws(x, px), {"flip": flip}
+        return state, self._draws(x, px), {"flip": flip, "site_updates": self._site_updates}
 
 
 class _FastWeights(_Base):
@@ -396,7 +399,8 @@ class RatesFPCD(_FastWeights):
     ``shared=False`` (default, the exact algorithm): one θ_F per chain.
     ``shared=True``: one θ_F for all chains, updated with the chains' mean statistics.
     With one chain both are the same algorithm (and the same code path).
-    Stats: ``flip``, ``fast_b``, ``fast_c`` (mean |θ_F| of the biases), each (C,)."""
+    Stats: ``flip``, ``fast_b``, ``fast_c`` (mean |θ_F| of the biases), ``site_updates``
+    (k·(V + H)), each (C,)."""
 
     method = "rates-fpcd"
 
@@ -415,7 +419,8 @@ class RatesFPCD(_FastWeights):
         _sigmoid_(hh)
         self._update(state, x, hh)
         state["x"] = x
-        stats = {"flip": np.mean(x != x0, axis=1, dtype=_F32), **self._fast_stats(state)}
+        stats = {"flip": np.mean(x != x0, axis=1, dtype=_F32), **self._fast_stats(state),
+                 "site_updates": self._site_updates}
         return state, self._draws(x, px), stats
 
 
@@ -441,7 +446,8 @@ class RatesHerding(_FastWeights):
     """Rates-herding(ε_F, α, k): as rates-FPCD but step 1 is the deterministic hill-climb under θ⁻
     (:func:`hill_climb`, to a fixed point or at most k rounds) and the statistics use the binary
     h of the climb.  Emits binary samples only; draws no random numbers after ``init``.
-    Stats: ``flip``, ``fast_b``, ``fast_c``, ``rounds`` (rounds used; k + 1 = not converged)."""
+    Stats: ``flip``, ``fast_b``, ``fast_c``, ``rounds`` (rounds used; k + 1 = not converged),
+    ``site_updates`` (rounds·(V + H))."""
 
     method = "rates-herding"
     binary_only = True
@@ -460,7 +466,8 @@ class RatesHerding(_FastWeights):
         self._update(state, x, h)
         state["x"] = x
         stats = {"flip": np.mean(x != x0, axis=1, dtype=_F32), **self._fast_stats(state),
-                 "rounds": rounds.astype(_F32)}
+                 "rounds": rounds.astype(_F32),
+                 "site_updates": rounds.astype(np.float64) * (self.V + self.H)}
         return state, self._draws(x, None), stats
 
 

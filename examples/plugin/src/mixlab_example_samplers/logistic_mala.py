@@ -8,10 +8,12 @@ posterior at its mode), the proposal is
 
 accepted with ``min(1, p(θ') q(θ | θ') / (p(θ) q(θ' | θ)))``, where ``log q(b | a) =
 -|L⁻¹(b - a - (ε²/2) M ∇log p(a))|² / (2ε²) + const``.  Every step uses all N data points
-(``data_used`` = 1), like the exact random-walk MH of the austerity paper.
+(``data_used`` = 1, ``points_read`` = N: the gradient at θ' and log p(θ') in one pass), like the
+exact random-walk MH of the austerity paper.
 
 State ``theta (chains, d)``, ``logp (chains,)``, ``grad (chains, d)`` float64.  Draws
-``samples (chains, d)`` float64.  Stats ``accept (chains,)``, ``data_used (chains,)``.
+``samples (chains, d)`` float64.  Stats ``accept (chains,)``, ``data_used (chains,)``,
+``points_read (chains,)`` (the logistic family's cost statistic).
 """
 
 from __future__ import annotations
@@ -29,8 +31,9 @@ class MALA:
     ``chol``: (d, d) lower-triangular L with M = L Lᵀ, or None for the identity."""
 
     def __init__(self, logp_grad, theta0: np.ndarray, step: float, chains: int,
-                 chol: np.ndarray | None = None):
+                 chol: np.ndarray | None = None, points_per_step: int = 0):
         self.logp_grad, self.eps, self.chains = logp_grad, float(step), int(chains)
+        self.points = np.full(self.chains, float(points_per_step))
         self.theta0 = np.broadcast_to(np.asarray(theta0, np.float64),
                                       (self.chains, np.shape(theta0)[-1])).copy()
         self.d = self.theta0.shape[1]
@@ -59,7 +62,8 @@ class MALA:
         lp = np.where(acc, lp_p, lp)
         g = np.where(acc[:, None], g_p, g)
         return ({"theta": th, "logp": lp, "grad": g}, {"samples": th},
-                {"accept": acc.astype(np.float64), "data_used": np.ones(self.chains)})
+                {"accept": acc.astype(np.float64), "data_used": np.ones(self.chains),
+                 "points_read": self.points})
 
 
 @sampler(LOGISTIC, "mala", params={
@@ -82,4 +86,5 @@ def make_mala(target: Any, params: dict, chains: int) -> MALA:
     if params["precondition"]:
         neg_hess = np.asarray(target.laplace()[1], np.float64)
         chol = np.linalg.cholesky(np.linalg.inv(neg_hess))
-    return MALA(logp_grad, target.theta0, params["step_size"], chains, chol)
+    return MALA(logp_grad, target.theta0, params["step_size"], chains, chol,
+                points_per_step=post.N)

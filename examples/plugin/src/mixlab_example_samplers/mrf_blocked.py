@@ -15,7 +15,8 @@ one ``(chains, D) @ (D, block·D)`` product, as many operations as the exact sin
 spends on the same variables.  A step is one systematic sweep over the blocks.
 
 State ``x (chains, D)`` uint8.  Draws ``samples (chains, D)`` bool.  Stats ``data_used
-(chains,)`` = 1 (every term is read, like exact Gibbs).
+(chains,)`` = 1 (every term is read, like exact Gibbs) and ``pair_terms_read (chains,)`` = D·N
+(the mrf family's cost statistic, charged as for exact Gibbs).
 """
 
 from __future__ import annotations
@@ -31,11 +32,13 @@ from mixlab.api import MRF, Param, sampler
 class BlockedGibbs:
     """Blocked Gibbs on a dense triplet MRF given by ``h (D,)`` and ``Q (D, D, D)``."""
 
-    def __init__(self, h: np.ndarray, Q: np.ndarray, chains: int, block: int = 2):
+    def __init__(self, h: np.ndarray, Q: np.ndarray, chains: int, block: int = 2,
+                 pair_terms: int = 0):
         self.h, self.Q = np.asarray(h, np.float64), np.asarray(Q, np.float64)
         self.D, self.chains, self.b = self.h.shape[0], int(chains), int(block)
         self.blocks = [np.arange(s, min(s + self.b, self.D)) for s in range(0, self.D, self.b)]
         self.tables = {}
+        self.pair_terms = np.full(self.chains, float(self.D * pair_terms))   # per sweep
         for B in self.blocks:
             nb = len(B)
             # the 2^nb configurations (rows) and their products for every pair / triple
@@ -79,7 +82,8 @@ class BlockedGibbs:
             pick = (U[:, n:n + 1] * cdf[:, -1:] >= cdf).sum(axis=1)          # inverse cdf
             X[:, B] = self.tables[int(B[0])][0][pick]
         x = X.astype(np.uint8)
-        return {"x": x}, {"samples": x.astype(bool)}, {"data_used": np.ones(self.chains)}
+        return {"x": x}, {"samples": x.astype(bool)}, {"data_used": np.ones(self.chains),
+                                                 "pair_terms_read": self.pair_terms}
 
 
 @sampler(MRF, "blocked-gibbs", params={
@@ -90,4 +94,6 @@ class BlockedGibbs:
 def make_blocked_gibbs(target: Any, params: dict, chains: int) -> BlockedGibbs:
     """``target``: a dense triplet MRF with ``h (D,)`` and ``Q (D, D, D)`` (the log-odds form
     ``L_i(x) = h_i + xᵀ Q[i] x``), e.g. mixlab.austerity.mrf.DenseMRF."""
-    return BlockedGibbs(target.h, target.Q, chains, block=params["block"])
+    return BlockedGibbs(target.h, target.Q, chains, block=params["block"],
+                        pair_terms=getattr(target, "N", (target.h.shape[0] - 1)
+                                           * (target.h.shape[0] - 2) // 2))

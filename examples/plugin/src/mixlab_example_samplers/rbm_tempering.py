@@ -16,7 +16,8 @@ invariant, so replica 0 samples the RBM.  Only replica 0 is emitted.
 State: ``x (K, chains, V)`` float32 0/1, ``t ()`` int64 (steps so far, picks the swap parity).
 Draws: ``samples (chains, V)`` bool and/or ``means (chains, V)`` float32 = E[x | h] of replica 0
 (as the target's ``emit`` asks).  Stats: ``swap_accept (chains,)`` fraction of this step's swap
-proposals accepted, ``flip (chains,)`` fraction of replica 0's visible units that changed.
+proposals accepted, ``flip (chains,)`` fraction of replica 0's visible units that changed,
+``site_updates (chains,)`` = K·k·(V + H) (the rbm family's cost statistic).
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ class ParallelTemperingGibbs:
         self.c = np.asarray(c, _F32)
         self.V, self.H = self.W.shape
         self.chains, self.K, self.k = int(chains), int(replicas), int(k)
+        # the rbm family's cost statistic: k sweeps of V + H units in each of the K replicas
+        self.site_updates = np.full(self.chains, float(self.K * self.k * (self.V + self.H)))
         self.betas = np.geomspace(1.0, beta_min, self.K).astype(_F32)        # (K,)
         self.init_mode = init if init_data is not None else "noise"
         self.init_data, self.emit = init_data, emit
@@ -94,7 +97,8 @@ class ParallelTemperingGibbs:
         if self.emit in ("means", "both"):
             draws["means"] = px[0].astype(_F32)
         stats = {"swap_accept": swap_accept,
-                 "flip": np.mean(x[0] != x0, axis=1, dtype=_F32)}
+                 "flip": np.mean(x[0] != x0, axis=1, dtype=_F32),
+                 "site_updates": self.site_updates}
         return {"x": x, "t": np.int64(t + 1)}, draws, stats
 
 
