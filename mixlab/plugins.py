@@ -9,8 +9,9 @@ Plugins come from three places only, in this order:
 3. a spec's top-level ``plugins:`` key (a list of the same forms; a relative ``.py`` path is
    relative to the spec file's directory, see :func:`absolute_spec_entries`).
 
-(1) and (2) are loaded the first time a registry is read (:func:`mixlab.registry.load_plugins`),
-(3) by :func:`mixlab.spec.resolve` before the spec is validated, so the experiment and sampler
+mixlab's own modules (:data:`PLUGIN_MODULES`) register the same way and are imported first.
+(1) and (2) are loaded the first time a registry is read (:func:`load_all`, called by
+:mod:`mixlab.registry`), (3) by :func:`mixlab.spec.resolve` before the spec is validated, so the experiment and sampler
 names a spec uses may come from its plugins.  Nothing stored in a run file is ever imported.
 
 A plugin's import is a transaction: what it registered is recorded (``mixlab plugins`` shows it,
@@ -32,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import plugin_checks, registrations
 from .errors import MixlabError, SpecError
 
 ENTRY_POINT_GROUP = "mixlab.plugins"
@@ -68,7 +70,24 @@ class Plugin:
                 "version": self.version, "registered": list(self.registered)}
 
 
+# mixlab's own modules that register experiments, samplers and figures when imported.
+PLUGIN_MODULES = (
+    "mixlab.generic",
+    "mixlab.diagnostics.figure",
+    "mixlab.rbm.samplers",
+    "mixlab.rbm.experiments",
+    "mixlab.rbm.figures",
+    "mixlab.spinglass.samplers",
+    "mixlab.spinglass.experiments",
+    "mixlab.spinglass.experiments_sampling",
+    "mixlab.spinglass.figures",
+    "mixlab.austerity.samplers",
+    "mixlab.austerity.experiments",
+    "mixlab.austerity.figures",
+)
+
 _PLUGINS: dict[str, Plugin] = {}      # key: module name (or the absolute path of a .py file)
+_builtin_done = False
 _installed_done = False
 _installing = False
 
@@ -93,6 +112,28 @@ def owner(module: str) -> Plugin | None:
 
 # ------------------------------------------------------------------------------------------------
 # the three sources
+
+def load_all() -> None:
+    """Import mixlab's own modules, then the installed plugins (each once)."""
+    load_builtin()
+    load_installed()
+
+
+def load_builtin() -> None:
+    """Import mixlab's own registering modules (:data:`PLUGIN_MODULES`, once)."""
+    global _builtin_done
+    if _builtin_done:
+        return
+    _builtin_done = True
+    for mod in PLUGIN_MODULES:
+        try:
+            importlib.import_module(mod)
+        except ModuleNotFoundError as exc:
+            # A paper package that is not there yet is skipped; a missing dependency inside
+            # one is not.
+            if exc.name is None or not mod.startswith(exc.name):
+                raise
+
 
 def load_installed() -> None:
     """Import the entry-point plugins, then those named in ``MIXLAB_PLUGINS`` (once)."""
@@ -150,9 +191,7 @@ def load_spec_plugins(entries: Any, key: str = "plugins") -> list[Plugin]:
     ``key``, a plugin that fails to import a :class:`PluginError`."""
     if entries is None:
         return []
-    from . import registry
-
-    registry.load_plugins()   # mixlab's own modules first: a spec plugin may not shadow them
+    load_all()   # mixlab's own modules first: a spec plugin may not shadow them
     if isinstance(entries, str):
         entries = [entries]
     if not isinstance(entries, list):
@@ -185,8 +224,6 @@ def load_refs(refs: list[str], source: str = "command line") -> list[Plugin]:
 
 def _load(ref: str, source: str, where: str, *, base: Path | None = None,
           entry_point=None) -> Plugin:
-    from . import registry
-
     path = None
     if entry_point is None and is_path(ref):
         path = Path(os.path.expanduser(ref))
@@ -198,7 +235,7 @@ def _load(ref: str, source: str, where: str, *, base: Path | None = None,
         key = ref.split(":")[0]
     if key in _PLUGINS:
         return _PLUGINS[key]
-    before = registry.snapshot()
+    before = registrations.snapshot()
     try:
         if path is not None:
             module = _import_file(path, where)
@@ -213,13 +250,13 @@ def _load(ref: str, source: str, where: str, *, base: Path | None = None,
         else:
             module = importlib.import_module(ref)
     except PluginError:
-        registry.restore(before)
+        registrations.restore(before)
         raise
-    except registry.RegistrationError as exc:
-        registry.restore(before)
+    except registrations.RegistrationError as exc:
+        registrations.restore(before)
         raise PluginError(_invalid(where, exc, source)) from exc
     except ModuleNotFoundError as exc:
-        registry.restore(before)
+        registrations.restore(before)
         missing = exc.name or str(exc)
         if path is None and (missing == key or key.startswith(missing + ".")):
             raise PluginError(f"plugin {where} cannot be imported: there is no module "
@@ -228,13 +265,13 @@ def _load(ref: str, source: str, where: str, *, base: Path | None = None,
                               f"{_fix(source)}.") from exc
         raise PluginError(_failure(where, exc, source)) from exc
     except Exception as exc:  # the plugin's own code failed: one paragraph, not a traceback
-        registry.restore(before)
+        registrations.restore(before)
         raise PluginError(_failure(where, exc, source)) from exc
-    added = registry.changes(before)
+    added = registrations.changes(before)
     try:
-        registry.check_registrations(added, before)
-    except registry.RegistrationError as exc:
-        registry.restore(before)
+        plugin_checks.check_registrations(added, before)
+    except registrations.RegistrationError as exc:
+        registrations.restore(before)
         raise PluginError(_invalid(where, exc, source)) from exc
     plugin = Plugin(ref=ref, source=source, module=module.__name__,
                     registered=[f"{kind} {name}" for kind, name in added])

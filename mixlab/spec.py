@@ -18,29 +18,11 @@ import yaml
 
 from . import plugins, registry
 from .errors import SpecError
-from .schema import Param, validate
+from .schema import validate
+from .spec_keys import RESERVED, SCALES
 
-SCALES = ("quick", "paper")
-
-# Keys every spec may carry, whatever its experiment.
-RESERVED = {
-    "name": Param("", str, help="run name (default: the spec file's stem)"),
-    "experiment": Param(type=str, help="experiment kind (see 'mixlab run --list')"),
-    "description": Param("", str, help="free text"),
-    "seed": Param(0, int, lo=0, help="root of the run's SeedSequence"),
-    "seed_key": Param([], list, item=int, help="spawn key below the seed (set by sweeps)"),
-    "scale": Param("quick", str, choices=SCALES, help="which 'scales' preset was applied"),
-    "plugins": Param([], list, item=str,
-                     help="plugins to import before the spec is validated: module names or .py "
-                          "files (relative to the spec file's directory); see docs/plugins.md"),
-    "diagnostics": Param(False, bool,
-                         help="store ESS bulk/tail, R-hat, MCSE and ESS/s of every stream's "
-                              "summaries in the results (ess_bulk/<stream>/<stat>, ...) when "
-                              "the run completes; 'mixlab diagnose RUN' prints them anyway"),
-    "sweep": Param(None, dict, nullable=True,
-                   help="{grid: {dotted.key: [values]}, summary: [result keys]} for 'mixlab sweep'"),
-}
-
+__all__ = ["RESERVED", "SCALES", "check_path_component", "dump", "load_spec", "resolve",
+           "spec_hash"]
 
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
 

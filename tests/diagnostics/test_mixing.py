@@ -42,6 +42,7 @@ def _summaries(block):
 
 @pytest.fixture(scope="module", autouse=True)
 def ar1_experiment():
+    registry.load_plugins()  # restoring must not drop mixlab's own registrations
     before = registry.snapshot()
 
     @registry.experiment("testdiag.ar1", schema={"chains": Param(4, int, lo=1),

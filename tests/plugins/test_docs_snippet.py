@@ -27,6 +27,7 @@ def test_docs_ten_line_sampler_matches_the_exact_joint(tmp_path, doc):
     mod = importlib.util.module_from_spec(spec)
     from mixlab import registry
 
+    registry.load_plugins()  # restoring must not drop mixlab's own registrations
     before = registry.snapshot()
     try:
         spec.loader.exec_module(mod)
