@@ -7,7 +7,7 @@ import numpy as np
 
 from ..registry import figure
 from .evaluators import JointL1
-from .experiments import series_labels
+from .experiments_logistic import series_labels
 
 PAPER_T = {"exact": 2897, 0.01: 3429, 0.05: 3979, 0.1: 4494, 0.15: 4889, 0.2: 5507, 0.25: 5959}
 

@@ -387,7 +387,7 @@ class SGLD:
 # (``posterior``: LogisticPosterior, ``theta0`` (chains, d): the start the spec's ``init`` chose).
 # mrf family: ``target`` is a :class:`mixlab.austerity.mrf.DenseMRF`.
 # A parameter whose default is null takes the experiment's top-level key of the same name (the
-# spec's ``sigma``, ``m``, ``step_size``, ``batch``, ``minibatch``); see experiments.py.
+# spec's ``sigma``, ``m``, ``step_size``, ``batch``, ``minibatch``); see series.py.
 
 from ..errors import SpecError  # noqa: E402
 from ..registry import sampler as _register  # noqa: E402

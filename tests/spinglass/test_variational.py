@@ -7,6 +7,7 @@ import pytest
 
 from mixlab.spinglass import variational as V
 from mixlab.spinglass.model import SpinGlass, random_spin_glass
+from mixlab.spinglass.variational import naive_mean_field, structured, trees
 
 
 def brute(model):
@@ -64,7 +65,7 @@ def test_tree_infer_matches_brute_force():
     rng = np.random.default_rng(5)
     m = tree_model(rng, R=3, C=4)
     R, C = m.shape
-    forest, eidx = V._comb(R, C, vertical=False)
+    forest, eidx = trees.comb_tree(R, C, vertical=False)
     J_all = np.concatenate([m.right.ravel(), m.down.ravel()])
     J = np.where(eidx >= 0, J_all[np.maximum(eidx, 0)], 0.0)
     logZ, mean, pair = V.tree_infer(forest, m.field.ravel(), J)
@@ -200,17 +201,17 @@ def test_mean_field_map_start_value_is_theta_of_map():
         warnings.simplefilter("ignore", V.VariationalWarning)
         v = V.mean_field(m, init=x, max_iter=1)
     assert v >= float(m.score(x)) - 1e-9
-    assert V._mf_value(m, x) == pytest.approx(float(m.score(x)), abs=1e-12)
+    assert naive_mean_field._mf_value(m, x) == pytest.approx(float(m.score(x)), abs=1e-12)
 
 
 def test_chains_infer_matches_tree_infer():
     rng = np.random.default_rng(11)
     m = random_spin_glass(5, 3, 1.0, 2.0, True, rng)
     he = rng.normal(size=(2, 5, 3))
-    forest, _ = V._column_forest(5, 3)
+    forest, _ = trees.column_forest(5, 3)
     Jv = np.zeros((5, 3))
     Jv[1:] = m.down
-    lz, mean, pair = V._chains_infer(he, m.down)
+    lz, mean, pair = structured._chains_infer(he, m.down)
     for k in range(2):
         z, mu, pr = V.tree_infer(forest, he[k].ravel(), Jv.ravel())
         assert abs(lz[k].sum() - z) < 1e-10
