@@ -84,6 +84,8 @@ PLUGIN_MODULES = (
     "mixlab.austerity.samplers",
     "mixlab.austerity.experiments",
     "mixlab.austerity.figures",
+    "mixlab.league.cell",
+    "mixlab.league.league",
 )
 
 _PLUGINS: dict[str, Plugin] = {}      # key: module name (or the absolute path of a .py file)

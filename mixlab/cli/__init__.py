@@ -33,6 +33,7 @@ COMMANDS = {
     "diagnose": "mixlab.cli.diagnose_cmd:diagnose",
     "export": "mixlab.cli.export_cmd:export",
     "compare": "mixlab.cli.compare_cmd:compare",
+    "league": "mixlab.cli.league_cmd:league",
 }
 
 
@@ -121,6 +122,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
     mixlab export RUN -o F [--format zarr]     ArviZ InferenceData (netCDF or Zarr)
     mixlab compare RUN_OR_SWEEP ...            results, spec differences, curves side by side
     mixlab sweep SPEC key=a,b,c ...            one run per grid point + summary
+    mixlab league FAMILY [-j N]                every sampler x standard targets, ranked
     mixlab data list|fetch|info                real data sets
     mixlab specs list|show|copy                the papers' specs shipped with mixlab
     mixlab plugins [--json]                    registered samplers, experiments, figures

@@ -50,6 +50,11 @@ def run(spec_file, overrides, scale, out, seed, dry_run, force, replace, quiet, 
         for key, default, help_ in describe({**RESERVED, **kind.schema}):
             click.echo(f"{key:40s} {default:20s} {help_}")
         return
+    if spec["experiment"] == "league" and not dry_run:   # many runs: the league's cells
+        from .league_cmd import run_league_spec
+
+        run_league_spec(spec, out, 1, None, quiet)
+        return
     run_dir = Path(out) if out else default_run_dir(spec)
     if dry_run:
         kind = registry.get_experiment(spec["experiment"])

@@ -1,0 +1,91 @@
+"""``mixlab league FAMILY [KEY=VALUE ...]``: every sampler of a family on its standard targets,
+at equal wall time and at equal work, ranked against exact truth (docs/league.md)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from .. import registry
+from ..builtin_specs import resolve_spec
+from ..context import default_run_dir
+from ..errors import UsageError
+from ..spec import load_yaml, resolve
+from .options import quiet_option, scale_option, seed_option
+
+
+def _names(text: str | None) -> list[str] | None:
+    if text is None:
+        return None
+    names = [s.strip() for s in text.split(",") if s.strip()]
+    if not names:
+        raise UsageError("--samplers/--targets need a comma-separated list of names")
+    return names
+
+
+def run_league_spec(spec: dict, out: str | None, workers: int, scheduler: str | None,
+                    quiet: bool) -> None:
+    """Run a resolved league spec into ``out`` (default runs/<name>/<spec hash>), print the
+    table and where the outputs are."""
+    from ..league.league import run_league
+
+    league_dir = Path(out) if out else default_run_dir(spec)
+    text, entries = run_league(spec, league_dir, workers=workers, scheduler=scheduler,
+                               quiet=quiet)
+    click.echo(text, nl=False)
+    failed = [e for e in entries if e.status != "complete"]
+    click.echo(f"league: {league_dir} (league.csv, league.md, league.png; "
+               f"'mixlab show {league_dir}')")
+    if failed:
+        click.echo(f"{len(failed)} of {len(entries)} cell(s) did not complete (their reasons are "
+                   f"in the table); run the same command again to retry only those", err=True)
+
+
+@click.command("league")
+@click.argument("family", type=click.Choice(sorted(registry.FAMILIES)))
+@click.argument("overrides", nargs=-1, metavar="[KEY.SUB=VALUE]...")
+@click.option("--samplers", default=None, metavar="A,B",
+              help="run only these samplers (labels) [default: every registered sampler]")
+@click.option("--targets", default=None, metavar="X,Y",
+              help="run only these targets [default: the family's standard targets]")
+@click.option("--plugin", "plugin_files", multiple=True, type=click.Path(dir_okay=False),
+              metavar="FILE.py", help="a plugin (.py file or module) whose samplers join the "
+                                      "league (repeatable)")
+@scale_option
+@seed_option
+@click.option("--spec", "spec_file", default=None, type=click.Path(dir_okay=False),
+              help="a league spec to start from [default: the built-in league/FAMILY]")
+@click.option("--out", "-o", type=click.Path(file_okay=False), default=None,
+              help="league directory [default: runs/<spec name>/<hash of resolved spec>]")
+@click.option("--workers", "-j", type=click.IntRange(min=1), default=1,
+              help="cells run in this many processes (one BLAS thread each)")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="run the cells on a Dask cluster (needs the 'dask' extra)")
+@quiet_option
+def league(family, overrides, samplers, targets, plugin_files, scale, seed, spec_file, out,
+           workers, scheduler, quiet):
+    """Run the sampler league of FAMILY (rbm, spinglass, logistic, mrf).
+
+    Every sampler registered for the family (mixlab's, installed plugins', --plugin files') runs
+    on each standard target over several seeds, at equal wall time and at equal work (the
+    family's cost unit, from the samplers' own statistics). Each cell (a sampler on a target)
+    is an ordinary run directory; an interrupted league resumes only its unfinished cells.
+    Writes league.csv, league.md and league.png and prints the table."""
+    over = list(overrides)
+    if samplers is not None:
+        over.append(f"only_samplers=[{','.join(_names(samplers))}]")
+    if targets is not None:
+        over.append(f"targets=[{','.join(_names(targets))}]")
+    extra = [os.path.abspath(p) if p.endswith(".py") else p for p in plugin_files]
+    path = resolve_spec(spec_file or f"league/{family}")
+    raw = load_yaml(path)
+    if extra:
+        plugs = raw.get("plugins") or []
+        raw["plugins"] = (plugs if isinstance(plugs, list) else [plugs]) + extra
+    spec = resolve(raw, overrides=over, scale=scale, seed=seed, default_name=Path(path).stem)
+    if spec["experiment"] != "league" or spec["family"] != family:
+        raise UsageError(f"{path} is not a {family} league spec (experiment: league, family: "
+                         f"{family})")
+    run_league_spec(spec, out, workers, scheduler, quiet)

@@ -1,0 +1,195 @@
+"""One league cell: one sampler on one target over several seeds, at equal time and equal work.
+
+Experiment kind ``league.cell`` (a cell is an ordinary run: ``mixlab show``, ``compare``,
+``diagnose`` and ``export`` read it). For each seed ``s`` the cell runs two resumable streams
+of ``chains`` chains each, on generators keyed by (seed, clock):
+
+- ``s<s>_time``: ``seconds`` of sampling time (the equal-wall-time clock);
+- ``s<s>_work``: the draws that make ``work`` units of the family's cost (mixlab.league.cost),
+  counted from the sampler's own statistics (the equal-work clock); skipped, and the cell says
+  so, when the sampler reports no cost statistic.
+
+The target's yardstick (mixlab.league.yardstick) records the error at ``fractions`` of each
+budget; the cell stores, per clock, the median and range over seeds of each, the seconds and
+work to reach ``reach_error``, ESS per second (time clock) and ESS per million units of work
+(work clock) from ArviZ on the target's per-draw summaries (the smallest bulk ESS of them),
+and the bias test (mixlab.league.bias) on the equal-work streams (else the time streams).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import registry
+from ..errors import SpecError
+from ..registry import experiment
+from ..schema import Param, validate
+from . import bias, cost, targets
+
+CLOCKS = ("time", "work")
+
+SCHEMA = {
+    "family": Param(type=str, choices=tuple(registry.FAMILIES), help="the sampler family"),
+    "target": Param(type=dict, help="{name: ..., definition: {...}} (mixlab.league.targets)"),
+    "label": Param(type=str, help="the sampler's label in the league"),
+    "sampler": Param(type=dict, help="{method: a registered sampler of the family, its keys}"),
+    "seeds": Param(3, int, lo=1, help="independent repetitions (streams) per clock"),
+    "chains": Param(10, int, lo=1, help="chains per stream"),
+    "seconds": Param(2.0, float, lo=0, lo_open=True, help="equal-time budget per stream"),
+    "work": Param(1e6, float, lo=0, lo_open=True,
+                  help="equal-work budget per stream (family's unit, all chains together)"),
+    "fractions": Param([0.125, 0.25, 0.5, 1.0], list, item=float, lo=0, hi=1, lo_open=True,
+                       min_len=1, help="budget fractions at which the yardstick is kept"),
+    "reach_error": Param(0.02, float, lo=0, lo_open=True,
+                         help="the stated error: seconds and work to reach it"),
+    "block": Param(20, int, lo=1, help="draws per stream block (curve resolution)"),
+    "init": Param("random", str, help="initial state for samplers that take one"),
+}
+
+
+def build_sampler(family: str, label: str, entry: dict, target, chains: int):
+    """The registered sampler of ``entry`` (validated against its params) for ``target``; a
+    SpecError names ``sampler.<key>``."""
+    if not isinstance(entry, dict) or "method" not in entry:
+        raise SpecError("must be a mapping with a 'method' key", "sampler")
+    kind = registry.get_sampler(family, entry["method"], "sampler.method")
+    params = validate(entry, {"method": Param(type=str), **kind.params}, "sampler")
+    params = {k: v for k, v in params.items() if k != "method"}
+    try:
+        return kind.factory(target, params, chains)
+    except SpecError as exc:
+        msg = str(exc).removeprefix(f"spec key '{exc.key}': ") if exc.key else str(exc)
+        raise SpecError(f"{label}: {msg}", "sampler" + (f".{exc.key}" if exc.key else "")) \
+            from None
+    except ValueError as exc:
+        raise SpecError(f"{label} ({entry['method']}): {exc}", "sampler") from None
+
+
+@experiment("league.cell", schema=SCHEMA,
+            help="one league cell: a sampler on a target, seeds x (equal time, equal work)")
+def run_cell(ctx) -> None:
+    p = ctx.params
+    fam, label, entry = p["family"], p["label"], p["sampler"]
+    tname = p["target"].get("name", "target")
+    inst = targets.build(fam, p["target"].get("definition", {}), p["init"])
+    make = lambda: build_sampler(fam, label, entry, inst.target, p["chains"])  # noqa: E731
+    probe = ctx.once("cost_probe", lambda: _probe(fam, make(), ctx.rng("probe"),
+                                                  inst.n_total))
+    per_step, varies = float(probe["per_step"]), bool(probe["varies"])
+    has_work = math.isfinite(per_step) and per_step > 0
+    unit = cost.unit(fam)
+    ctx.store.set_result("target", tname)
+    ctx.store.set_result("sampler", label)
+    ctx.store.set_result("method", entry["method"])
+    ctx.store.set_result("truth", inst.truth_source)
+    ctx.store.set_result("yardstick", inst.yardstick_name)
+    ctx.store.set_result("unit", unit)
+    ctx.store.set_result("has_work", int(has_work))
+    ctx.log(f"{label} on {tname}: " + (f"{per_step:g} {unit} per step" if has_work else
+                                       "no cost statistic: equal time only"))
+    fr = sorted({float(f) for f in p["fractions"]} | {1.0})
+    per_seed = {c: [] for c in CLOCKS}
+    for s in range(p["seeds"]):
+        ev = inst.yardstick(second_marks=[f * p["seconds"] for f in fr], series=f"s{s}")
+        res = ctx.stream(f"s{s}_time", cost.WorkMeter(make(), fam, label, inst.n_total),
+                         seconds=p["seconds"], evaluators=[ev], record=False,
+                         rng=ctx.rng("seed", s, "time"), block=p["block"],
+                         summarize=inst.summarize)
+        per_seed["time"].append(_leg(ctx, f"s{s}_time", ev, res, ev.sec_marks_err, p))
+        if has_work:
+            draws = math.ceil(p["work"] / per_step * (1.2 if varies else 1.0))
+            ev = inst.yardstick(work_marks=[f * p["work"] for f in fr], series=f"s{s}")
+            res = ctx.stream(f"s{s}_work", cost.WorkMeter(make(), fam, label, inst.n_total),
+                             draws=max(draws, 1), evaluators=[ev], record=False,
+                             rng=ctx.rng("seed", s, "work"), block=p["block"],
+                             summarize=inst.summarize)
+            per_seed["work"].append(_leg(ctx, f"s{s}_work", ev, res, ev.work_marks_err, p))
+    for clock in CLOCKS:
+        _aggregate(ctx, clock, per_seed[clock], fr)
+    legs = per_seed["work"] or per_seed["time"]
+    verdict = bias.verdict(legs) if inst.exact else bias.NO_VERDICT
+    for k, v in verdict.items():
+        ctx.store.set_result(f"bias/{k}", v)
+    ctx.store.set_result("bias/clock", "work" if per_seed["work"] else "time")
+    ctx.log(f"{label} on {tname}: " + ", ".join(
+        f"{c} error {ctx.store.results().get(f'{c}/error/median', float('nan')):.4g}"
+        for c in CLOCKS) + f"; bias flag {verdict['flag']}")
+
+
+def _probe(family: str, sampler, rng, n_total) -> dict:
+    got = cost.probe_cost(family, sampler, rng, n_total=n_total)
+    return {"per_step": np.float64(np.nan if got is None else got[0]),
+            "varies": np.int64(0 if got is None else int(got[1]))}
+
+
+def _leg(ctx, name: str, ev, res, marks: list, p: dict) -> dict:
+    """What one stream contributes: its curves (also written as metrics), the errors at the
+    budget marks, the cost to reach the stated error, its smallest bulk ESS, its bias data."""
+    xs_sec, xs_work, ys = (np.asarray(a, float) for a in (ev.xs_sec, ev.xs_work, ev.ys))
+    ctx.store.write_metric("error_vs_seconds", name, xs_sec, ys, x_label="sampling seconds",
+                           y_label=ev.y_label)
+    if np.all(np.isfinite(xs_work)) and len(xs_work):
+        ctx.store.write_metric("error_vs_work", name, xs_work, ys,
+                               x_label=f"work ({cost.unit(p['family'])}, all chains)",
+                               y_label=ev.y_label)
+    hit = np.flatnonzero(ys <= p["reach_error"])
+    ess = _min_ess(ctx, name)
+    mcse = ev.mcse()
+    marks = [float(m) for m in marks]
+    if not math.isfinite(marks[-1]):   # a varying cost that fell short of the budget
+        marks[-1] = ev.value()
+    return {"marks": marks, "reach_seconds": float(xs_sec[hit[0]]) if len(hit) else math.inf,
+            "reach_work": float(xs_work[hit[0]]) if len(hit) else math.inf,
+            "ess": ess, "seconds": float(res.seconds), "work": float(ev.work),
+            "estimate": ev.estimate(), "truth": ev.truth, "mcse": mcse,
+            "n_draws": int(ev.draws) * int(ev.batches.shape[0])}
+
+
+def _min_ess(ctx, name: str) -> float:
+    """The smallest ArviZ bulk ESS over the stream's per-draw summaries (NaN without any)."""
+    from ..diagnostics.mixing import diagnose_arrays
+
+    g = ctx.store.f.get(f"streams/{name}/summary")
+    if g is None:
+        return float("nan")
+    stats = {k: np.asarray(ctx.store.stream(name, f"summary/{k}"), np.float64) for k in g}
+    if not stats or next(iter(stats.values())).shape[1] < 4:
+        return float("nan")
+    rows = diagnose_arrays(name, stats, 1.0)
+    vals = [r.ess_bulk for r in rows if r.ess_bulk is not None and math.isfinite(r.ess_bulk)]
+    return float(min(vals)) if vals else float("nan")
+
+
+def _spread(values) -> tuple[float, float, float]:
+    v = np.asarray(values, float)
+    if not len(v):
+        return (math.nan,) * 3
+    with np.errstate(invalid="ignore"):
+        return float(np.median(v)), float(np.min(v)), float(np.max(v))
+
+
+def _aggregate(ctx, clock: str, legs: list[dict], fractions: list[float]) -> None:
+    """Median and range over seeds of every number of the clock's streams."""
+    if not legs:
+        return
+    put = ctx.store.set_result
+    for i, f in enumerate(fractions):
+        med, lo, hi = _spread([leg["marks"][i] for leg in legs])
+        key = "error" if f == fractions[-1] else f"error@{f:g}"
+        for stat, v in (("median", med), ("min", lo), ("max", hi)):
+            put(f"{clock}/{key}/{stat}", v)
+            if key == "error":
+                put(f"{clock}/error@{f:g}/{stat}", v)
+    for k in ("reach_seconds", "reach_work"):
+        put(f"{clock}/{k}/median", _spread([leg[k] for leg in legs])[0])
+    put(f"{clock}/seconds/median", _spread([leg["seconds"] for leg in legs])[0])
+    put(f"{clock}/work/median", _spread([leg["work"] for leg in legs])[0])
+    ess = [leg["ess"] for leg in legs]
+    if clock == "time":
+        put("time/ess_per_s/median", _spread([e / leg["seconds"] for e, leg in
+                                              zip(ess, legs)])[0])
+    else:
+        put("work/ess_per_munit/median", _spread([1e6 * e / leg["work"] for e, leg in
+                                                  zip(ess, legs)])[0])

@@ -1,0 +1,109 @@
+"""The league's figure (one per family): heat maps of the ranks (samplers x targets) at equal
+time and at equal work, and, for each target, the yardstick against sampling seconds for every
+sampler (every seed's equal-time stream, read from the cells' run files: nothing is re-run).
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from pathlib import Path
+
+import numpy as np
+
+from .rank import Entry
+
+
+def draw_league(league_dir: Path, entries: list[Entry], info: dict) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.style
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from ..atomic import atomic_write
+    from ..plotting import PNG_METADATA, STYLE
+
+    tnames = list(dict.fromkeys(e.target for e in entries))
+    snames = list(dict.fromkeys(e.sampler for e in entries))
+    ncols = 3
+    nrows = 1 + math.ceil(len(tnames) / ncols)
+    with matplotlib.style.context(str(STYLE)):
+        fig = Figure(figsize=(4.2 * ncols, 3.4 * nrows))
+        FigureCanvasAgg(fig)
+        grid = fig.add_gridspec(nrows, ncols)
+        for k, clock in enumerate(("time", "work")):
+            _heat(fig.add_subplot(grid[0, k]), entries, tnames, snames, clock, info)
+        ax = fig.add_subplot(grid[0, 2])
+        ax.axis("off")
+        ax.text(0, 0.95, _legend_text(info), va="top", fontsize=7, wrap=True)
+        colors = {s: f"C{i % 10}" for i, s in enumerate(snames)}
+        for i, t in enumerate(tnames):
+            ax = fig.add_subplot(grid[1 + i // ncols, i % ncols])
+            _curves(ax, league_dir, [e for e in entries if e.target == t], colors, info)
+            ax.set_title(t, fontsize=9)
+        fig.suptitle(f"{info['family']} league ({info['scale']}): rank and "
+                     f"{info['yardstick']} vs time", fontsize=10)
+        fig.tight_layout()
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", metadata=PNG_METADATA)
+    out = league_dir / "league.png"
+    atomic_write(out, buf.getvalue())
+    return out
+
+
+def _legend_text(info: dict) -> str:
+    return (f"{info['seeds']} seeds per cell\nequal time: {info['seconds']:g} s per stream\n"
+            f"equal work: {info['work']:g} {info['unit']}\nrank 1 = smallest median error\n"
+            f"'=' tie (seed ranges overlap)\n'B' biased (error beyond its MCSE)\n"
+            f"blank: no rank (failed, or no cost statistic at equal work)")
+
+
+def _heat(ax, entries, tnames, snames, clock, info) -> None:
+    ranks = np.full((len(snames), len(tnames)), np.nan)
+    labels = {}
+    for e in entries:
+        i, j = snames.index(e.sampler), tnames.index(e.target)
+        r = e.rank.get(clock)
+        if r is not None:
+            ranks[i, j] = r
+            labels[i, j] = f"{r}{'=' if e.tied.get(clock) else ''}{'B' if e.biased else ''}"
+    im = ax.imshow(ranks, cmap="viridis_r", aspect="auto",
+                   vmin=1, vmax=max(2, len(snames)))
+    for (i, j), s in labels.items():
+        ax.text(j, i, s, ha="center", va="center", fontsize=7, color="w")
+    ax.set_xticks(range(len(tnames)), tnames, rotation=40, ha="right", fontsize=7)
+    ax.set_yticks(range(len(snames)), snames, fontsize=7)
+    ax.set_xlabel("target")
+    ax.set_ylabel("sampler")
+    what = "equal wall time" if clock == "time" else f"equal work ({info['unit']})"
+    ax.set_title(f"rank at {what}", fontsize=9)
+    ax.figure.colorbar(im, ax=ax, label="rank (1 = best)")
+
+
+def _curves(ax, league_dir: Path, entries: list[Entry], colors: dict, info: dict) -> None:
+    from ..store import RunReader
+
+    for e in entries:
+        run_dir = Path(e.run_dir)
+        if not e.run_dir or not (run_dir / "run.h5").is_file():
+            continue
+        try:
+            with RunReader(run_dir) as r:
+                series = r.metrics().get("error_vs_seconds", {})
+        except Exception:  # an unreadable cell is simply not drawn; its row says why
+            continue
+        first = True
+        for name, c in sorted(series.items()):
+            if not name.endswith("_time") or not len(c["x"]):
+                continue
+            ax.plot(c["x"], c["y"], color=colors[e.sampler], lw=0.8, alpha=0.8,
+                    label=e.sampler if first else None)
+            first = False
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("sampling time (seconds)")
+    ax.set_ylabel(info["yardstick"])
+    if ax.lines:
+        ax.legend(fontsize=6)

@@ -1,0 +1,158 @@
+"""The league: every sampler of a family x every standard target, as cells on the sweep
+machinery (mixlab.sweep), then ranked and tabulated.
+
+A league spec (experiment ``league``; built-in ``league/<family>``) names the family and the
+budgets; its cells are ``league.cell`` runs (mixlab.league.cell), one per (target, sampler), in
+``<league dir>/<i>_target=<name>_sampler=<label>/``. They run in this process, on a process
+pool (``workers`` processes, one BLAS thread each) or on a Dask cluster, exactly as sweep
+points: a complete cell is never run again, an unfinished one resumes from its checkpoint, a
+failing one is recorded with its one-line reason and the others go on. When the cells are done
+the league writes ``league.csv``, ``league.md``, ``league.txt``, ``league.json`` and the
+figure ``league.png`` into the league directory.
+
+Samplers: every sampler registered for the family (mixlab's, installed plugins', and the
+spec's ``plugins:``), each under its own name with its default parameters; an entry of
+``samplers:`` (label -> ``{method, ...keys}``, ``method`` defaulting to the label) overrides
+a sampler's parameters or adds a variant; ``only_samplers`` and ``targets`` narrow the set.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from .. import registry
+from ..errors import SpecError
+from ..registry import experiment
+from ..schema import Param
+from ..spec import dump, resolve
+from . import cost, targets
+from .cell import SCHEMA as CELL_SCHEMA
+from .rank import Entry, rank_all
+from .report import csv_text, markdown, text_table
+
+_CELL_KEYS = ("seeds", "chains", "seconds", "work", "fractions", "reach_error", "block", "init")
+
+SCHEMA = {
+    "family": Param(type=str, choices=tuple(registry.FAMILIES), help="the sampler family"),
+    "samplers": Param({}, dict, help="label -> {method (default: the label), its keys}: "
+                                     "overrides a registered sampler's keys or adds a variant"),
+    "only_samplers": Param(None, list, item=str, nullable=True,
+                           help="run only these sampler labels (null: all)"),
+    "targets": Param(None, list, item=str, nullable=True,
+                     help="run only these targets (null: all the family's standard targets)"),
+    **{k: CELL_SCHEMA[k] for k in _CELL_KEYS},
+}
+
+
+@experiment("league", schema=SCHEMA,
+            help="a sampler league: run it with 'mixlab league FAMILY' or 'mixlab run SPEC'")
+def _not_a_single_run(ctx) -> None:
+    raise SpecError("a league is many runs, not one: run it with 'mixlab league FAMILY' or "
+                    "'mixlab run league/FAMILY'", "experiment")
+
+
+def sampler_entries(spec: dict) -> dict[str, dict]:
+    """label -> sampler entry: every registered sampler, then the spec's ``samplers``."""
+    fam = spec["family"]
+    entries = {name: {"method": name} for name in sorted(registry.samplers_for(fam))}
+    for label, entry in (spec["samplers"] or {}).items():
+        if entry is None:
+            entry = {}
+        if not isinstance(entry, dict):
+            raise SpecError(f"must be a mapping of the sampler's keys, got {entry!r}",
+                            f"samplers.{label}")
+        base = dict(entries.get(label, {"method": label}))
+        base.update(entry)
+        registry.get_sampler(fam, base["method"], f"samplers.{label}.method")
+        entries[str(label)] = base
+    only = spec["only_samplers"]
+    if only:
+        unknown = [s for s in only if s not in entries]
+        if unknown:
+            raise SpecError(f"unknown sampler(s) {', '.join(unknown)}; this league has "
+                            f"{', '.join(entries)}", "only_samplers")
+        entries = {k: v for k, v in entries.items() if k in only}
+    return entries
+
+
+def target_defs(spec: dict) -> dict[str, dict]:
+    std = targets.standard_targets(spec["family"])
+    wanted = spec["targets"]
+    if wanted:
+        unknown = [t for t in wanted if t not in std]
+        if unknown:
+            raise SpecError(f"unknown target(s) {', '.join(unknown)}; the {spec['family']} "
+                            f"targets are {', '.join(std)}", "targets")
+        std = {k: v for k, v in std.items() if k in wanted}
+    return std
+
+
+def plan(spec: dict) -> tuple[dict, list[dict]]:
+    """``(grid, cell specs)``: grid ``{"target": [...], "sampler": [...]}`` and one resolved
+    ``league.cell`` spec per grid point (row-major: targets, then samplers)."""
+    tdefs, entries = target_defs(spec), sampler_entries(spec)
+    grid = {"target": list(tdefs), "sampler": list(entries)}
+    cells = []
+    for t, d in tdefs.items():
+        for label, entry in entries.items():
+            raw = {"name": spec["name"], "experiment": "league.cell", "seed": spec["seed"],
+                   "plugins": list(spec.get("plugins") or []), "family": spec["family"],
+                   "target": {"name": t, "definition": d}, "label": label, "sampler": entry,
+                   **{k: spec[k] for k in _CELL_KEYS}}
+            cell = resolve(raw, scale=spec["scale"], default_name=spec["name"])
+            cell["seed_key"] = [len(cells)]
+            cells.append(cell)
+    return grid, cells
+
+
+def run_league(spec: dict, league_dir: Path, *, workers: int = 1, scheduler: str | None = None,
+               quiet: bool = True) -> tuple[str, list[Entry]]:
+    """Run (or resume) every cell, rank, write the outputs; returns (terminal table, entries)."""
+    from ..sweep import run_sweep
+
+    t0 = time.perf_counter()
+    grid, cells = plan(spec)
+    league_dir.mkdir(parents=True, exist_ok=True)
+    from ..atomic import atomic_write
+
+    atomic_write(league_dir / "league.yaml", dump(spec).encode())
+    outcome = run_sweep(league_dir, cells, grid, [], workers=workers, scheduler=scheduler,
+                        quiet=quiet)
+    entries = [Entry(c["target"]["name"], c["label"], outcome.status[i], outcome.error[i],
+                     outcome.results[i], str(outcome.dirs[i])) for i, c in enumerate(cells)]
+    rank_all(entries)
+    wall = time.perf_counter() - t0
+    info = league_info(spec, entries, wall, workers, [str(d) for d in outcome.dirs])
+    text = write_outputs(league_dir, entries, info)
+    return text, entries
+
+
+def league_info(spec: dict, entries: list[Entry], wall: float, workers: int,
+                dirs: list[str]) -> dict:
+    truth = {}
+    yard = "?"
+    for e in entries:
+        if e.results.get("truth"):
+            truth[e.target] = e.results["truth"]
+            yard = e.results.get("yardstick", yard)
+    return {"family": spec["family"], "scale": spec["scale"], "seeds": spec["seeds"],
+            "seconds": spec["seconds"], "work": spec["work"], "unit": cost.unit(spec["family"]),
+            "reach_error": spec["reach_error"], "fractions": spec["fractions"],
+            "yardstick": yard, "truth": truth, "wall_seconds": wall, "workers": workers,
+            "cells": dirs, "name": spec["name"]}
+
+
+def write_outputs(league_dir: Path, entries: list[Entry], info: dict) -> str:
+    from ..atomic import atomic_write
+    from .figure import draw_league
+
+    fr = sorted({float(f) for f in info["fractions"]} | {1.0})
+    text = text_table(entries, info)
+    atomic_write(league_dir / "league.csv", csv_text(entries, fr).encode())
+    atomic_write(league_dir / "league.md", markdown(entries, info).encode())
+    atomic_write(league_dir / "league.txt", text.encode())
+    draw_league(league_dir, entries, info)
+    atomic_write(league_dir / "league.json", json.dumps(info, indent=1).encode())
+    return text

@@ -1,0 +1,143 @@
+"""The league's tables: terminal text, ``league.csv`` (one row per cell) and ``league.md``.
+
+Every error is shown as ``median [min–max]`` over the seeds; a rank shared by samplers whose
+seeds cannot separate them is written ``2=``; a flagged sampler's rank is followed by ``B``
+(biased: mixlab.league.bias); a sampler without a cost statistic has ``–`` in the equal-work
+columns and the note "ranked by time alone"; a failed cell shows its one-line reason.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+
+from .rank import Entry
+
+#: the columns of league.csv that depend only on draws, never on the machine's speed
+WORK_COLUMNS = ("target", "sampler", "status", "has_work", "bias_flag", "bias_p_value",
+                "work_error_median", "work_error_min", "work_error_max", "work_rank",
+                "work_tied", "work_reach_work", "work_ess_per_munit")
+
+
+def _num(v: float, digits: int = 3) -> str:
+    if v is None or not math.isfinite(v):
+        return "–" if v is None or math.isnan(v) else "not reached"
+    return f"{v:.{digits}g}"
+
+
+def _spread(e: Entry, clock: str) -> str:
+    med = e.get(f"{clock}/error/median")
+    if not math.isfinite(med):
+        return "–"
+    return f"{med:.3g} [{e.get(f'{clock}/error/min'):.3g}–{e.get(f'{clock}/error/max'):.3g}]"
+
+
+def _rank(e: Entry, clock: str) -> str:
+    r = e.rank.get(clock)
+    if r is None:
+        return "–"
+    return f"{r}{'=' if e.tied.get(clock) else ''}{' B' if e.biased else ''}"
+
+
+def note(e: Entry) -> str:
+    if e.status != "complete":
+        return f"{e.status}: {e.error}" if e.error else e.status
+    parts = []
+    if e.biased:
+        parts.append(f"BIASED (error {e.get('bias/error_over_mc'):.3g}x its MC error, "
+                     f"p={e.get('bias/p_value'):.2g})")
+    if not e.has_work:
+        parts.append("no cost statistic: ranked by time alone")
+    if e.get("bias/flag") == -1:
+        parts.append("too few draws for a bias verdict")
+    return "; ".join(parts)
+
+
+HEAD = ("sampler", "error @ equal time", "rank", "error @ equal work", "rank", "s to reach",
+        "work to reach", "ESS/s", "ESS/Mwork", "note")
+
+
+def rows(entries: list[Entry]) -> list[tuple]:
+    out = []
+    for e in entries:
+        out.append((e.sampler, _spread(e, "time"), _rank(e, "time"), _spread(e, "work"),
+                    _rank(e, "work"), _num(e.get("time/reach_seconds/median")),
+                    _num(e.get("work/reach_work/median")),
+                    _num(e.get("time/ess_per_s/median")),
+                    _num(e.get("work/ess_per_munit/median")), note(e)))
+    return out
+
+
+def _by_target(entries: list[Entry]) -> dict[str, list[Entry]]:
+    out: dict[str, list[Entry]] = {}
+    for e in entries:
+        out.setdefault(e.target, []).append(e)
+    for group in out.values():
+        group.sort(key=lambda e: (e.rank.get("work") or e.rank.get("time") or 10**6,
+                                  e.rank.get("time") or 10**6, e.sampler))
+    return out
+
+
+def text_table(entries: list[Entry], info: dict) -> str:
+    """The terminal table, one block per target."""
+    lines = [f"{info['family']} league ({info['scale']}): {info['seeds']} seeds, "
+             f"{info['seconds']:g} s and {info['work']:g} {info['unit']} per stream; "
+             f"yardstick: {info['yardstick']}; stated error {info['reach_error']:g}"]
+    for target, group in _by_target(entries).items():
+        lines.append("")
+        lines.append(f"{target}  (truth: {info['truth'].get(target, '?')})")
+        table = [HEAD] + rows(group)
+        widths = [max(len(str(r[i])) for r in table) for i in range(len(HEAD) - 1)]
+        for r in table:
+            lines.append("  " + "  ".join(str(c).ljust(w) for c, w in zip(r, widths))
+                         + "  " + r[-1])
+    return "\n".join(lines) + "\n"
+
+
+def markdown(entries: list[Entry], info: dict) -> str:
+    out = [f"# {info['family']} league ({info['scale']})", "",
+           f"{info['seeds']} seeds per cell; each stream gets {info['seconds']:g} s of sampling "
+           f"(equal time) or {info['work']:g} {info['unit']} (equal work, all chains); errors "
+           f"are {info['yardstick']} as median [min–max] over seeds; 'to reach' is the median "
+           f"cost to reach error {info['reach_error']:g}; rank `n=` is a tie (overlapping seed "
+           f"ranges), `B` a biased sampler (docs/league.md).", ""]
+    for target, group in _by_target(entries).items():
+        out += [f"## {target}", "", f"truth: {info['truth'].get(target, '?')}", "",
+                "| " + " | ".join(HEAD) + " |", "|" + "---|" * len(HEAD)]
+        out += ["| " + " | ".join(str(c).replace("|", "/") for c in r) + " |"
+                for r in rows(group)]
+        out.append("")
+    return "\n".join(out)
+
+
+def csv_text(entries: list[Entry], fractions: list[float]) -> str:
+    head = ["target", "sampler", "method", "status", "error", "has_work", "bias_flag",
+            "bias_p_value", "bias_error_over_mc"]
+    for clock in ("time", "work"):
+        head += [f"{clock}_error_median", f"{clock}_error_min", f"{clock}_error_max",
+                 f"{clock}_rank", f"{clock}_tied"]
+        head += [f"{clock}_error@{f:g}_median" for f in fractions]
+    head += ["time_reach_seconds", "time_ess_per_s", "work_reach_work", "work_ess_per_munit",
+             "note"]
+    buf = io.StringIO(newline="")
+    w = csv.writer(buf)
+    w.writerow(head)
+    for e in entries:
+        row = [e.target, e.sampler, e.results.get("method", ""), e.status, e.error,
+               int(e.has_work), int(e.get("bias/flag")) if math.isfinite(e.get("bias/flag"))
+               else "", _cell(e.get("bias/p_value")), _cell(e.get("bias/error_over_mc"))]
+        for clock in ("time", "work"):
+            row += [_cell(e.get(f"{clock}/error/{s}")) for s in ("median", "min", "max")]
+            row += ["" if e.rank.get(clock) is None else e.rank[clock],
+                    int(bool(e.tied.get(clock)))]
+            row += [_cell(e.get(f"{clock}/error@{f:g}/median")) for f in fractions]
+        row += [_cell(e.get("time/reach_seconds/median")), _cell(e.get("time/ess_per_s/median")),
+                _cell(e.get("work/reach_work/median")),
+                _cell(e.get("work/ess_per_munit/median")), note(e)]
+        w.writerow(row)
+    return buf.getvalue()
+
+
+def _cell(v: float) -> str:
+    return "" if v is None or math.isnan(v) else repr(float(v))

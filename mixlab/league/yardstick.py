@@ -1,0 +1,140 @@
+"""The league's streaming yardstick for targets whose truth is a vector of exact marginals.
+
+:class:`MarginalYardstick` is an evaluator (docs/plugins.md): fed blocks of draws ``{key:
+(chains, n_draws, ...) bool or 0/1, "league_work": (chains, n_draws) float}``, it keeps
+
+- the pooled estimate ``p̂ (n,)`` of ``P(x_i = 1)`` over all chains and draws and its error
+  ``mean_i |p̂_i − p_i|`` against the exact ``p (n,)``;
+- the curve of that error at every block end, against sampling seconds and against work
+  (cumulative work of all chains; NaN when the sampler reports no cost statistic);
+- the error at given marks of work (exactly at the draw where the cumulative work first
+  reaches the mark) and of seconds (at the first block end at or after the mark);
+- batch means per chain (at most :data:`MAX_BATCHES` batches; when full, neighbours are merged
+  and the batch length doubles), from which :meth:`mcse` is ArviZ's Monte Carlo standard error
+  of each site's mean over all chains (``arviz.mcse``, method "mean").
+
+Every number depends only on the draws (and, for seconds, on the block-end times), so a stream
+resumed from a checkpoint gives the same work curve and marks as one never interrupted.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..checkpoint import AttributeState
+from .cost import WORK_KEY
+
+#: the most batches kept per chain before neighbours are merged
+MAX_BATCHES = 32
+
+
+class MarginalYardstick(AttributeState):
+    """Mean |marginal error| against ``truth (n,)`` = exact P(x_i = 1), with batch means."""
+
+    state_attrs = ("sum", "draws", "work", "xs_sec", "xs_work", "ys", "batches", "nb", "cur",
+                   "cur_len", "blen", "work_marks_err", "work_marks_at", "sec_marks_err")
+
+    def __init__(self, truth: np.ndarray, key: str = "samples", work_marks=(), second_marks=(),
+                 metric: str = "marginal_error", series: str = "sampler"):
+        self.truth = np.asarray(truth, np.float64).ravel()
+        self.key, self.metric, self.series = key, metric, series
+        self.work_marks = [float(m) for m in work_marks]
+        self.second_marks = [float(m) for m in second_marks]
+        self.x_label, self.y_label = "sampling seconds", "mean |marginal error|"
+        n = self.truth.size
+        self.sum = np.zeros(n)
+        self.draws = 0
+        self.work = 0.0
+        self.xs_sec: list[float] = []
+        self.xs_work: list[float] = []
+        self.ys: list[float] = []
+        self.batches = np.zeros((0, MAX_BATCHES, n))   # (chains, MAX_BATCHES, n) once known
+        self.nb = 0
+        self.cur = np.zeros((0, n))
+        self.cur_len = 0
+        self.blen = 1
+        self.work_marks_err = [float("nan")] * len(self.work_marks)
+        self.work_marks_at = [float("nan")] * len(self.work_marks)
+        self.sec_marks_err = [float("nan")] * len(self.second_marks)
+
+    # -- feeding ---------------------------------------------------------------------------------
+    def update(self, draws: dict, count: int, seconds: float) -> None:
+        x = np.asarray(draws[self.key])
+        K, B = x.shape[:2]
+        x = x.reshape(K, B, -1).astype(np.float64)
+        if self.batches.shape[0] != K:
+            self.batches = np.zeros((K, MAX_BATCHES, x.shape[2]))
+            self.cur = np.zeros((K, x.shape[2]))
+        w = np.asarray(draws.get(WORK_KEY, np.full((K, B), np.nan)), np.float64).sum(axis=0)
+        per = x.sum(axis=0)                                            # (B, n)
+        cum = np.cumsum(per, axis=0)
+        cum_work = self.work + np.cumsum(w)                             # (B,)
+        for j, mark in enumerate(self.work_marks):
+            if np.isnan(self.work_marks_err[j]) and np.isfinite(cum_work[-1]) \
+                    and cum_work[-1] >= mark:
+                b = int(np.argmax(cum_work >= mark))
+                est = (self.sum + cum[b]) / (K * (self.draws + b + 1))
+                self.work_marks_err[j] = self._error(est)
+                self.work_marks_at[j] = float(cum_work[b])
+        self._add_batches(x)
+        self.sum = self.sum + cum[-1]
+        self.draws += B
+        self.work = float(cum_work[-1])
+        err = self._error(self.sum / (K * self.draws))
+        self.xs_sec.append(float(seconds))
+        self.xs_work.append(self.work)
+        self.ys.append(err)
+        for j, mark in enumerate(self.second_marks):
+            if np.isnan(self.sec_marks_err[j]) and seconds >= mark:
+                self.sec_marks_err[j] = err
+
+    def _add_batches(self, x: np.ndarray) -> None:
+        """Per-chain batch sums of ``x (chains, B, n)``; merge pairs when all are full."""
+        i, B = 0, x.shape[1]
+        while i < B:
+            m = min(self.blen - self.cur_len, B - i)
+            self.cur = self.cur + x[:, i:i + m].sum(axis=1)
+            self.cur_len += m
+            i += m
+            if self.cur_len == self.blen:
+                self.batches[:, self.nb] = self.cur
+                self.nb += 1
+                self.cur = np.zeros_like(self.cur)
+                self.cur_len = 0
+                if self.nb == MAX_BATCHES:
+                    half = MAX_BATCHES // 2
+                    merged = self.batches[:, 0::2] + self.batches[:, 1::2]
+                    self.batches = np.zeros_like(self.batches)
+                    self.batches[:, :half] = merged
+                    self.nb = half
+                    self.blen *= 2
+
+    def _error(self, est: np.ndarray) -> float:
+        return float(np.mean(np.abs(est - self.truth)))
+
+    # -- reading ---------------------------------------------------------------------------------
+    def estimate(self) -> np.ndarray:
+        """The pooled estimate ``p̂ (n,)`` (NaN before any draw)."""
+        chains = self.batches.shape[0]
+        return self.sum / (chains * self.draws) if self.draws else np.full_like(self.sum, np.nan)
+
+    def value(self) -> float:
+        return self.ys[-1] if self.ys else float("nan")
+
+    def mcse(self) -> np.ndarray | None:
+        """ArviZ's MCSE of each site's mean from the batch means ``(chains, nb)`` (None with
+        fewer than 4 full batches per chain)."""
+        if self.nb < 4:
+            return None
+        from ..diagnostics.arviz_quiet import arviz
+
+        az = arviz()
+        means = self.batches[:, :self.nb] / self.blen                  # (chains, nb, n)
+        ds = az.convert_to_dataset({"p": means})
+        with np.errstate(all="ignore"):
+            out = np.asarray(az.mcse(ds, method="mean")["p"], np.float64)
+        # a site constant in every batch has MCSE 0 (or NaN): the iid floor stands in for it
+        return np.where(np.isfinite(out), out, 0.0)
+
+    def curve(self):
+        return np.asarray(self.xs_sec, float), np.asarray(self.ys, float), None
