@@ -15,9 +15,9 @@ export MIXLAB_DATA_MIRROR := $(abspath ../shared/data)
 endif
 endif
 
-.PHONY: install test figures data data-full bench clean lint help
+.PHONY: install test figures data data-full bench clean lint help league
 help:
-	@echo "make install | test | figures [SCALE=quick|paper] | fig-<paper>-<n> | data | bench | clean"
+	@echo "make install | test | figures [SCALE=quick|paper] | fig-<paper>-<n> | league | data | bench | clean"
 	@echo "figure targets: $(FIGURES)"
 
 install: $(STAMP)
@@ -28,6 +28,14 @@ $(STAMP): pyproject.toml
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+# The sampler leagues (docs/league.md): every registered sampler of each family on its standard
+# targets, at equal time and equal work; tables in runs/$(SCALE)/league-<family>/league.md.
+LEAGUES ?= spinglass
+JOBS ?= 2
+league: $(STAMP)
+	for f in $(LEAGUES); do $(MIXLAB) league $$f --scale $(SCALE) -j $(JOBS) --quiet \
+		--out runs/$(SCALE)/league-$$f || exit 1; done
 
 lint: $(STAMP)
 	$(BIN)/ruff check mixlab tests benchmarks

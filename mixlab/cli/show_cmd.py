@@ -56,8 +56,15 @@ def provenance(run: RunReader) -> dict:
               help='print {"status", "live_status", "provenance", "results", "metrics": '
                    '{metric: {series: {x, y}}}}')
 def show(run_dir, as_json):
-    """Show a run directory (or a sweep directory's summary)."""
+    """Show a run directory (or a sweep's or a league's summary table)."""
     p = Path(run_dir)
+    if (p / "league.txt").is_file() and (p / "league.csv").is_file():
+        if as_json:
+            with open(p / "league.csv") as fh:
+                click.echo(json.dumps({"league": list(csv.DictReader(fh))}, indent=1))
+        else:
+            click.echo((p / "league.txt").read_text(), nl=False)
+        return
     if (p / "sweep.csv").exists() and not (p / "run.h5").exists():
         with open(p / "sweep.csv") as fh:
             rows = list(csv.DictReader(fh))

@@ -148,8 +148,9 @@ def _leg(ctx, name: str, ev, res, marks: list, p: dict) -> dict:
 
 
 def _min_ess(ctx, name: str) -> float:
-    """The smallest ArviZ bulk ESS over the stream's per-draw summaries (NaN without any)."""
-    from ..diagnostics.mixing import diagnose_arrays
+    """The smallest ArviZ bulk ESS (``arviz.ess``, rank-normalised, all chains) over the
+    stream's per-draw summaries (NaN without any, or with fewer than 4 draws)."""
+    from ..diagnostics.arviz_quiet import arviz
 
     g = ctx.store.f.get(f"streams/{name}/summary")
     if g is None:
@@ -157,8 +158,10 @@ def _min_ess(ctx, name: str) -> float:
     stats = {k: np.asarray(ctx.store.stream(name, f"summary/{k}"), np.float64) for k in g}
     if not stats or next(iter(stats.values())).shape[1] < 4:
         return float("nan")
-    rows = diagnose_arrays(name, stats, 1.0)
-    vals = [r.ess_bulk for r in rows if r.ess_bulk is not None and math.isfinite(r.ess_bulk)]
+    az = arviz()
+    with np.errstate(all="ignore"):
+        ess = az.ess(az.convert_to_dataset(stats), method="bulk")
+    vals = [float(ess[k]) for k in stats if np.isfinite(float(ess[k]))]
     return float(min(vals)) if vals else float("nan")
 
 

@@ -101,8 +101,11 @@ def _curves(ax, league_dir: Path, entries: list[Entry], colors: dict, info: dict
             ax.plot(c["x"], c["y"], color=colors[e.sampler], lw=0.8, alpha=0.8,
                     label=e.sampler if first else None)
             first = False
+    from matplotlib.ticker import NullFormatter
+
     ax.set_xscale("log")
     ax.set_yscale("log")
+    ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("sampling time (seconds)")
     ax.set_ylabel(info["yardstick"])
     if ax.lines:
