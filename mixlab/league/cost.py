@@ -1,16 +1,10 @@
 """Work: each family's machine-independent cost unit, read from the samplers' own statistics.
 
-A sampler reports its cost per step in a per-chain statistic (docs/plugins.md):
-
-| family | unit | statistic (per chain, per step) |
-|---|---|---|
-| spinglass | site updates | ``site_updates`` |
-| rbm | site updates (visible + hidden units resampled) | ``site_updates`` |
-| logistic | data points read | ``data_points``, else ``data_used`` x N (fraction of the N points) |
-| mrf | pair terms read | ``pair_terms``, else ``data_used`` x N (fraction of the N terms) |
-
-A sampler that reports none of its family's statistics has no work: the league runs it at
-equal wall time only, and its table says "ranked by time alone".
+Each family declares one per-chain, per-step cost statistic (:func:`mixlab.families.
+cost_statistic`; docs/plugins.md): ``site_updates`` (spinglass, rbm), ``points_read``
+(logistic: data points read), ``pair_terms_read`` (mrf). A sampler whose steps do not report
+its family's statistic has no work: the league runs it at equal wall time only, and its table
+says "ranked by time alone".
 
 :class:`WorkMeter` wraps a sampler so that each step's cost travels with the draws (draw key
 ``league_work``, ``(chains,)`` float64): evaluators see draws, not statistics.
@@ -23,32 +17,27 @@ from typing import Any
 import numpy as np
 
 from ..contract import checked
+from ..families import cost_statistic
 
-#: family -> (unit, statistic names in order of preference, whether the name is a fraction of N)
-UNITS = {
-    "spinglass": ("site updates", (("site_updates", False),)),
-    "rbm": ("site updates", (("site_updates", False),)),
-    "logistic": ("data points read", (("data_points", False), ("data_used", True))),
-    "mrf": ("pair terms read", (("pair_terms", False), ("data_used", True))),
-}
+#: family -> the unit of its work, in words
+UNITS = {"spinglass": "site updates", "rbm": "site updates", "logistic": "data points read",
+         "mrf": "pair terms read"}
 
 WORK_KEY = "league_work"
 
 
 def unit(family: str) -> str:
-    return UNITS[family][0]
+    return UNITS.get(family, cost_statistic(family))
 
 
-def step_cost(family: str, stats: dict, chains: int, n_total: float | None) -> np.ndarray | None:
+def step_cost(family: str, stats: dict, chains: int, n_total: float | None = None
+              ) -> np.ndarray | None:
     """Work of one step per chain ``(chains,)`` from the step's ``stats``, or None when the
-    sampler reports no cost statistic of its family (``n_total``: N for a fraction)."""
-    for name, fraction in UNITS[family][1]:
-        if name in stats:
-            if fraction and n_total is None:
-                continue
-            v = np.broadcast_to(np.asarray(stats[name], np.float64), (chains,))
-            return v * (n_total if fraction else 1.0)
-    return None
+    sampler does not report its family's cost statistic."""
+    name = cost_statistic(family)
+    if name not in stats:
+        return None
+    return np.broadcast_to(np.asarray(stats[name], np.float64), (chains,)).astype(np.float64)
 
 
 class WorkMeter:
