@@ -50,7 +50,7 @@ class Context:
     """Handed to ``run(ctx)``; see docs/PLUGIN_API.md for the contract."""
 
     def __init__(self, spec: dict, run_dir: Path, store: RunStore, quiet: bool = False,
-                 log_file=None):
+                 log_file=None, jobs: int = 1):
         self.params = spec
         self.spec = spec
         self.scale = spec["scale"]
@@ -59,6 +59,8 @@ class Context:
         self.quiet = quiet
         self._log_file = log_file
         self._root = np.random.SeedSequence(spec["seed"], spawn_key=tuple(spec["seed_key"]))
+        self.jobs = jobs
+        self._pool = None   # a StreamPool inside ``parallel()`` when jobs > 1
 
     # -- randomness ---------------------------------------------------------------------------------
     def seed_sequence(self, *names: Any) -> np.random.SeedSequence:
@@ -89,6 +91,11 @@ class Context:
         """Run a sampler under a budget into ``/streams/<name>`` (resumable); see runner."""
         rng = rng if rng is not None else self.rng("stream", name)
         sampler = checked(sampler, name)  # the first init/step checked against the contract
+        if self._pool is not None:
+            kwargs = dict(draws=draws, seconds=seconds, thin=thin, record=record, block=block,
+                          checkpoint_seconds=checkpoint_seconds(), summarize=summarize)
+            return self._pool.submit(name, sampler, rng, evaluators, kwargs, desc or name,
+                                     self.log)
         with self.progress(total=draws, desc=desc or name, unit="draw") as bar:
             result = run_stream(self.store, name, sampler, rng, draws=draws, seconds=seconds,
                                 thin=thin, evaluators=evaluators, record=record, block=block,
@@ -96,6 +103,37 @@ class Context:
                                 summarize=summarize)
         self.log(f"stream {name}: {result.draws} draws/chain in {result.seconds:.2f} s")
         return result
+
+    @contextmanager
+    def parallel(self):
+        """Declare the streams started inside the block independent of each other: with
+        ``jobs`` > 1 they sample at once in worker processes (mixlab.parallel), and
+        ``ctx.stream`` returns a handle whose ``draws``/``seconds``/``state``/``stats_mean`` wait
+        for the stream. The evaluators given to a stream hold its final state once it is done;
+        every stream is done when the block exits. Streams that read another stream's result
+        (its final state, its evaluators) belong outside the block, or after reading the
+        handle of the stream they need. With one job this does nothing."""
+        if self._pool is not None or self.jobs <= 1:
+            yield
+            return
+        from .parallel import StreamPool
+
+        self._pool = StreamPool(self.store, self.jobs, self._stream_bar)
+        try:
+            yield
+            self._pool.wait_all()
+        except BaseException:
+            self._pool.stop()
+            raise
+        finally:
+            self._pool = None
+
+    def _stream_bar(self, total: int | None, desc: str, position: int):
+        from tqdm import tqdm
+
+        disable = self.quiet or not sys.stderr.isatty()
+        return tqdm(total=total, desc=desc, unit="draw", disable=disable, leave=False,
+                    file=sys.stderr, dynamic_ncols=True, position=position)
 
     # -- output -------------------------------------------------------------------------------------
     def log(self, msg: str, always: bool = False) -> None:
@@ -218,15 +256,22 @@ def _discard_run(run_dir: Path) -> None:
 
 
 def execute(spec: dict, run_dir: str | Path, *, force: bool = False, quiet: bool = False,
-            render: bool = True, replace: bool = False) -> tuple[Path, str]:
+            render: bool = True, replace: bool = False,
+            jobs: int | None = None) -> tuple[Path, str]:
     """Run (or resume) a resolved spec in ``run_dir``; returns (run_dir, what happened) where
     what happened is 'complete' (nothing to do), 'resumed' or 'ran'.
 
     The run's writer lock is taken first: a second writer is refused (mixlab.runlock), and
     ``force``/``replace`` never touch a run that another process is writing.
     ``replace``: if ``run_dir`` holds a run of a different spec, move it to
-    ``<run_dir>.previous`` (replacing an older one there) and start afresh."""
+    ``<run_dir>.previous`` (replacing an older one there) and start afresh.
+    ``jobs``: worker processes for the run's independent streams (``-j``; None: the spec's
+    ``jobs``, else ``MIXLAB_JOBS``, else 1), at most one per available core."""
+    from .parallel import available_cores, resolve_jobs
+
     run_dir = Path(run_dir)
+    asked = resolve_jobs(jobs, spec)
+    jobs = min(asked, available_cores())
     plugins.load_spec_plugins(spec.get("plugins"))  # a no-op unless this process did not resolve
     kind = registry.get_experiment(spec["experiment"])
     text = dump(spec)
@@ -275,9 +320,12 @@ def execute(spec: dict, run_dir: str | Path, *, force: bool = False, quiet: bool
                 store.set_root_attrs(attrs)
             store.set_status("running")
             with _LogFile(run_dir / "log.txt") as log, _sigterm_as_interrupt():
-                ctx = Context(spec, run_dir, store, quiet=quiet, log_file=log)
+                ctx = Context(spec, run_dir, store, quiet=quiet, log_file=log, jobs=jobs)
                 ctx.log(f"{'resuming' if happened == 'resumed' else 'starting'} {spec['name']} "
                         f"({spec['experiment']}, scale {spec['scale']}) in {run_dir}")
+                if asked > 1:
+                    ctx.log(f"independent streams in {jobs} worker processes"
+                            + (f" (-j {asked}, {jobs} cores available)" if jobs < asked else ""))
                 with warnings.catch_warnings(record=True) as caught:
                     warnings.simplefilter("default")
                     kind.run(ctx)

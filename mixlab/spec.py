@@ -170,14 +170,23 @@ def load_spec(path: str | Path, **kwargs) -> dict:
     return resolve(raw, default_name=Path(path).stem, **kwargs)
 
 
+# keys that say how to run a spec, not what it computes: left out of its hash and its text
+EXECUTION_KEYS = ("jobs",)
+
+
+def _identity(spec: dict) -> dict:
+    return {k: v for k, v in spec.items() if k not in EXECUTION_KEYS}
+
+
 def spec_hash(spec: dict) -> str:
     """Short stable hash of a resolved spec (names its default run directory)."""
-    text = json.dumps(spec, sort_keys=True, default=str)
+    text = json.dumps(_identity(spec), sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:10]
 
 
 def dump(spec: dict) -> str:
-    return yaml.safe_dump(spec, sort_keys=False, default_flow_style=None)
+    """The spec as YAML, without its execution keys (the run file's and spec.yaml's text)."""
+    return yaml.safe_dump(_identity(spec), sort_keys=False, default_flow_style=None)
 
 
 def closest_key(key: str, spec: dict) -> str | None:

@@ -25,6 +25,10 @@ RESERVED = {
                          help="store ESS bulk/tail, R-hat, MCSE and ESS/s of every stream's "
                               "summaries in the results (ess_bulk/<stream>/<stat>, ...) when "
                               "the run completes; 'mixlab diagnose RUN' prints them anyway"),
+    "jobs": Param(None, int, lo=1, nullable=True,
+                  help="worker processes for the run's independent streams ('mixlab run -j'; "
+                       "default MIXLAB_JOBS, else 1); not part of the run's identity: the same "
+                       "run at any jobs gives the same draws"),
     "sweep": Param(None, dict, nullable=True,
                    help="{grid: {dotted.key: [values]}, summary: [result keys]} for 'mixlab sweep'"),
 }

@@ -194,13 +194,17 @@ def run_risk(ctx) -> None:
     Xtb = add_bias(Xt) if post.bias else Xt
     shared = {"sigma": p["sigma"], "m": p["m"], "test_block": p["test_block"]}
     finals = {}
-    for lab, (entry, where) in series.items():
-        s = build_sampler("logistic", entry, where, target, p["chains"], shared)
-        ev = PredictiveRisk(lab, Xtb, truth["pred"], p["chains"])
-        pm = PosteriorMean(lab, truth["mean"])
-        r = ctx.stream(lab, s, seconds=p["seconds"], evaluators=[ev, pm], record=False,
-                       rng=ctx.rng("sample", lab), block=p["block"],
-                       summarize=posterior_summaries(p, post.d))
+    streams = {}
+    with ctx.parallel():                        # the series are independent (mixlab run -j)
+        for lab, (entry, where) in series.items():
+            s = build_sampler("logistic", entry, where, target, p["chains"], shared)
+            ev = PredictiveRisk(lab, Xtb, truth["pred"], p["chains"])
+            pm = PosteriorMean(lab, truth["mean"])
+            r = ctx.stream(lab, s, seconds=p["seconds"], evaluators=[ev, pm], record=False,
+                           rng=ctx.rng("sample", lab), block=p["block"],
+                           summarize=posterior_summaries(p, post.d))
+            streams[lab] = (entry, where, ev, pm, r)
+    for lab, (entry, where, ev, pm, r) in streams.items():
         final = ev.y[-1]
         ctx.store.set_result(f"mean/{lab}", [float(v) for v in pm.mean()])
         if where is None:                       # RW-MH at one of the spec's eps

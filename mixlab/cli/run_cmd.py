@@ -26,9 +26,13 @@ from .options import force_option, quiet_option, scale_option, seed_option
 @click.option("--replace", is_flag=True,
               help="if --out holds a run of a different spec, move it to OUT.previous first")
 @quiet_option
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, metavar="N",
+              help="run the independent streams of the run in N worker processes, one core "
+                   "each (draws are the same as with -j 1) [default: the spec's jobs, else "
+                   "MIXLAB_JOBS, else 1]")
 @click.option("--list", "list_kinds", is_flag=True, help="list experiment kinds and exit")
 @click.option("--help-spec", is_flag=True, help="list every key of the spec's experiment kind")
-def run(spec_file, overrides, scale, out, seed, dry_run, force, replace, quiet, list_kinds,
+def run(spec_file, overrides, scale, out, seed, dry_run, force, replace, quiet, jobs, list_kinds,
         help_spec):
     """Run the experiment described by SPEC (a YAML file), with dotted overrides.
 
@@ -36,7 +40,12 @@ def run(spec_file, overrides, scale, out, seed, dry_run, force, replace, quiet, 
     'mixlab specs copy NAME' to edit one); a path that exists always wins over a name.
 
     Re-running a complete spec does nothing and says where its results are; an interrupted
-    run resumes from its last checkpoint; --force starts afresh."""
+    run resumes from its last checkpoint; --force starts afresh.
+
+    -j N runs the streams an experiment declares independent (one per sampler or per eps in
+    most figures) N at a time, each in its own process with one BLAS thread: a time budget is
+    given to each stream on a core of its own, and a draw budget gives the same bytes as -j 1
+    (docs/running.md)."""
     if list_kinds:
         for name, kind in sorted(registry.experiments().items()):
             click.echo(f"{name:40s} {kind.help.splitlines()[0] if kind.help else ''}")
@@ -66,7 +75,8 @@ def run(spec_file, overrides, scale, out, seed, dry_run, force, replace, quiet, 
         if figs:
             click.echo(f"# figures: {', '.join(sorted(figs))}")
         return
-    run_dir, happened = execute(spec, run_dir, force=force, quiet=quiet, replace=replace)
+    run_dir, happened = execute(spec, run_dir, force=force, quiet=quiet, replace=replace,
+                                jobs=jobs)
     if happened == "complete":
         click.echo(f"already complete: {run_dir} (use --force to re-run)")
     else:
