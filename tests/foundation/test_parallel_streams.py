@@ -1,10 +1,13 @@
 """``mixlab run -j N``: independent streams in worker processes, the same bytes as ``-j 1``, one
 writer, SIGKILL-safe, time budgets per stream, dependent streams serial.
 
-Every test drives the real CLI in a subprocess, with the experiments of streams_plugin.py."""
+The experiments are those of streams_plugin.py (a spec plugin). Runs go through ``execute`` in
+this process (its workers are forked from it) or, where the command line matters, the CLI."""
 
 from __future__ import annotations
 
+import hashlib
+import os
 import signal
 import time
 from pathlib import Path
@@ -13,35 +16,50 @@ import h5py
 import numpy as np
 import pytest
 
+from mixlab.context import execute
 from mixlab.runlock import live_writer
+from mixlab.spec import load_spec
 
-from .test_crash_safety import mixlab, start, wait_for
+from .test_crash_safety import mixlab, wait_for
 
 HERE = Path(__file__).resolve().parent
-ENV = {"MIXLAB_CHECKPOINT_SECONDS": "0"}     # a checkpoint (a hand-off) after every block
+
+
+@pytest.fixture
+def every_block_a_checkpoint(monkeypatch):
+    monkeypatch.setenv("MIXLAB_CHECKPOINT_SECONDS", "0")   # so every block is a hand-off
 
 
 def write_spec(tmp_path: Path, experiment: str, **keys) -> Path:
-    lines = [f"name: jobs-test", f"experiment: {experiment}", f"plugins: ['{HERE / 'streams_plugin.py'}']"]
+    lines = ["name: jobs-test", f"experiment: {experiment}",
+             f"plugins: ['{HERE / 'streams_plugin.py'}']"]
     lines += [f"{k}: {v}" for k, v in keys.items()]
-    path = tmp_path / "spec.yaml"
+    path = tmp_path / f"{experiment}.yaml"
     path.write_text("\n".join(lines) + "\n")
     return path
 
 
+def run(spec: Path, out: Path, jobs: int | None) -> str:
+    return execute(load_spec(spec), out, quiet=True, render=False, jobs=jobs)[1]
+
+
+def digest(a: np.ndarray) -> str:
+    return hashlib.sha256(np.ascontiguousarray(a).tobytes()).hexdigest()
+
+
 def contents(run_dir: Path) -> dict:
-    """Every dataset and result of the run (not the timings), read through run.h5 alone."""
+    """Every dataset (draws, stats, summaries, metrics, the final sampler states) and result of
+    the run, without the timings, read through run.h5 alone."""
     out = {}
     with h5py.File(run_dir / "run.h5", "r") as f:
         assert f.attrs["status"] == "complete"
 
         def visit(name, obj):
-            if isinstance(obj, h5py.Dataset) and not name.endswith("/time"):
-                if "/_checkpoint/" in name and not name.split("/")[-1] in ("x", "logp"):
-                    return
-                out[name] = (obj.dtype.str, obj.shape, obj[()].tobytes())
+            if isinstance(obj, h5py.Dataset) and not name.endswith("/time") and (
+                    "/_checkpoint/" not in name or "/_checkpoint/state/" in name):
+                out[name] = (obj.dtype.str, obj.shape, digest(obj[()]))
         f.visititems(visit)
-        out["results"] = {k: np.asarray(v).tobytes() for k, v in f["results"].attrs.items()}
+        out["results"] = {k: digest(np.asarray(v)) for k, v in f["results"].attrs.items()}
         out["draws"] = {k: int(g.attrs["draws"]) for k, g in f["streams"].items()}
     return out
 
@@ -55,59 +73,6 @@ def segments_are_exactly_the_linked_ones(run_dir: Path) -> None:
     assert files == used          # no orphan segment, no hand-off file left behind
 
 
-@pytest.fixture(scope="module")
-def draw_spec(tmp_path_factory):
-    """A draw-budgeted spec of three streams and its -j 1 run."""
-    d = tmp_path_factory.mktemp("draws")
-    spec = write_spec(d, "jobs_test.independent", streams=3, draws=6000, block=200)
-    r = mixlab("run", spec, "--out", d / "serial", "-q", "-j", "1")
-    assert r.returncode == 0, r.stderr
-    return spec, contents(d / "serial")
-
-
-def test_jobs_2_gives_the_bytes_of_jobs_1(draw_spec, tmp_path):
-    spec, serial = draw_spec
-    r = mixlab("run", spec, "--out", tmp_path / "par", "-j", "2", env=ENV)
-    assert r.returncode == 0, r.stderr
-    assert "independent streams in 2 worker processes" in r.stderr
-    par = contents(tmp_path / "par")
-    assert par.keys() == serial.keys()
-    for key in serial:
-        assert par[key] == serial[key], key
-    assert set(serial["draws"].values()) == {6000}
-    segments_are_exactly_the_linked_ones(tmp_path / "par")
-    again = mixlab("run", spec, "--out", tmp_path / "par", "-j", "2")
-    assert again.returncode == 0 and "already complete" in again.stdout
-
-
-def test_sigkill_of_a_jobs_2_run_resumes_to_the_same_bytes(draw_spec, tmp_path):
-    """The parent is SIGKILLed at random instants; its workers die with it (the writer lock,
-    which they inherit, comes free), and the same command finishes the run."""
-    spec, serial = draw_spec
-    out = tmp_path / "run"
-    rng = np.random.default_rng(7)
-    killed = 0
-    for _ in range(4):
-        p = start("run", spec, "--out", out, "-q", "-j", "2", env=ENV)
-        try:
-            wait_for(lambda p=p: (out / "run.h5").exists() or p.poll() is not None)
-            time.sleep(float(rng.uniform(0.0, 0.6)))
-        finally:
-            p.send_signal(signal.SIGKILL)
-            p.wait(timeout=30)
-        killed += p.returncode == -signal.SIGKILL
-        wait_for(lambda: live_writer(out) is None, seconds=30)   # every worker is gone
-        shown = mixlab("show", out)
-        assert shown.returncode == 0 and "Traceback" not in shown.stderr, shown.stderr
-    assert killed >= 2
-    r = mixlab("run", spec, "--out", out, "-q", "-j", "2", env=ENV)
-    assert r.returncode == 0, r.stderr
-    resumed = contents(out)
-    for key in serial:
-        assert resumed[key] == serial[key], key
-    segments_are_exactly_the_linked_ones(out)
-
-
 def witness(run_dir: Path) -> dict:
     """Per stream: (process ids that sampled it, first and last draw's clock, seconds)."""
     out = {}
@@ -119,57 +84,106 @@ def witness(run_dir: Path) -> dict:
     return out
 
 
+@pytest.fixture(scope="module")
+def draw_spec(tmp_path_factory):
+    """A draw-budgeted spec of three streams and the contents of its -j 1 run."""
+    d = tmp_path_factory.mktemp("draws")
+    spec = write_spec(d, "jobs_test.independent", streams=3, draws=2000, block=100)
+    run(spec, d / "serial", 1)
+    return spec, contents(d / "serial")
+
+
+def test_jobs_2_gives_the_bytes_of_jobs_1(draw_spec, tmp_path, every_block_a_checkpoint):
+    spec, serial = draw_spec
+    assert run(spec, tmp_path / "par", 2) == "ran"
+    assert "independent streams in 2 worker processes" in (tmp_path / "par/log.txt").read_text()
+    par = contents(tmp_path / "par")
+    assert par.keys() == serial.keys()
+    for key in serial:
+        assert par[key] == serial[key], key
+    assert set(serial["draws"].values()) == {2000}
+    assert any(k.startswith("metrics/") for k in serial)       # the evaluators' curves too
+    segments_are_exactly_the_linked_ones(tmp_path / "par")
+    assert run(spec, tmp_path / "par", 2) == "complete"
+
+
+def test_sigkill_of_a_jobs_2_run_resumes_to_the_same_bytes(draw_spec, tmp_path,
+                                                           every_block_a_checkpoint):
+    """The process running the spec is SIGKILLed at random instants; its workers die with it
+    (the writer lock, which they inherit, comes free), and a -j 2 run finishes it."""
+    spec, serial = draw_spec
+    out = tmp_path / "run"
+    rng = np.random.default_rng(7)
+    killed = 0
+    for _ in range(3):
+        pid = os.fork()
+        if pid == 0:                                  # the `mixlab run -j 2` process
+            try:
+                run(spec, out, 2)
+            finally:
+                os._exit(0)
+        wait_for(lambda: (out / "run.h5").exists())
+        time.sleep(float(rng.uniform(0.0, 0.4)))
+        os.kill(pid, signal.SIGKILL)
+        killed += os.waitpid(pid, 0)[1] == signal.SIGKILL
+        wait_for(lambda: live_writer(out) is None, seconds=30)   # every worker is gone
+    assert killed >= 2
+    with h5py.File(out / "run.h5", "r") as f:
+        assert f.attrs["status"] == "running"                    # killed mid-run each time
+    assert run(spec, out, 2) == "resumed"
+    resumed = contents(out)
+    for key in serial:
+        assert resumed[key] == serial[key], key
+    segments_are_exactly_the_linked_ones(out)
+
+
 def test_time_budget_is_each_streams_own_on_its_own_core(tmp_path):
-    spec = write_spec(tmp_path, "jobs_test.independent", streams=2, seconds=1.5, block=20,
+    spec = write_spec(tmp_path, "jobs_test.independent", streams=2, seconds=1.0, block=20,
                       witness="true")
-    r = mixlab("run", spec, "--out", tmp_path / "run", "-q", "-j", "2")
-    assert r.returncode == 0, r.stderr
-    w = witness(tmp_path / "run")
-    (pids0, start0, end0, sec0), (pids1, start1, end1, sec1) = w["s0"], w["s1"]
+    run(spec, tmp_path / "run", 2)
+    (pids0, start0, end0, sec0), (pids1, start1, end1, sec1) = witness(tmp_path / "run").values()
     assert len(pids0) == 1 and len(pids1) == 1 and pids0 != pids1   # one worker per stream
-    assert sec0 >= 1.5 and sec1 >= 1.5                                # each its full budget
+    assert os.getpid() not in pids0 | pids1
+    assert sec0 >= 1.0 and sec1 >= 1.0                                # each its full budget
     assert max(start0, start1) < min(end0, end1)                      # at the same time
 
 
 def test_dependent_streams_run_serially_under_jobs(tmp_path):
-    spec = write_spec(tmp_path, "jobs_test.dependent", streams=3, draws=300, block=50,
+    spec = write_spec(tmp_path, "jobs_test.dependent", streams=3, draws=200, block=50,
                       witness="true")
-    r = mixlab("run", spec, "--out", tmp_path / "par", "-q", "-j", "2")
-    assert r.returncode == 0, r.stderr
-    w = witness(tmp_path / "par")
-    assert len(set.union(*(v[0] for v in w.values()))) == 1          # all in one process
+    run(spec, tmp_path / "run", 2)
+    w = witness(tmp_path / "run")
+    assert set.union(*(v[0] for v in w.values())) == {os.getpid()}   # in the run's process
     spans = sorted((v[1], v[2]) for v in w.values())
     assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))       # one after the other
 
 
 def test_a_failing_worker_fails_the_run_with_its_message(tmp_path):
-    spec = write_spec(tmp_path, "jobs_test.independent", streams=3, draws=20000, block=50,
+    spec = write_spec(tmp_path, "jobs_test.independent", streams=3, draws=5000, block=50,
                       fail=1)
     out = tmp_path / "run"
-    r = mixlab("run", spec, "--out", out, "-j", "2")
+    r = mixlab("run", spec, "--out", out, "-j", "2", env={"MIXLAB_JOBS": "many"})
     assert r.returncode == 1
     assert "the sampler diverged (planted by the test)" in r.stderr
     assert "Traceback" not in r.stderr
     with h5py.File(out / "run.h5", "r") as f:
         assert f.attrs["status"] == "failed"
     assert live_writer(out) is None
+    assert not list((out / "segments").rglob("handoff-*"))
 
 
-def test_jobs_setting_is_not_part_of_the_run(tmp_path):
+def test_jobs_setting_is_not_part_of_the_run(tmp_path, monkeypatch):
     """`jobs:` in the spec, MIXLAB_JOBS and -j choose workers; the run's identity ignores them."""
     spec = write_spec(tmp_path, "jobs_test.independent", streams=2, draws=100, jobs=2)
     out = tmp_path / "run"
-    r = mixlab("run", spec, "--out", out, "-q")
-    assert r.returncode == 0, r.stderr
+    run(spec, out, None)
     assert "\njobs:" not in (out / "spec.yaml").read_text()
     assert "independent streams in 2 worker processes" in (out / "log.txt").read_text()
-    again = mixlab("run", spec, "--out", out, "-j", "1", "jobs=1")
-    assert again.returncode == 0 and "already complete" in again.stdout, again.stderr
-    bad = mixlab("run", spec, "--out", tmp_path / "other", env={"MIXLAB_JOBS": "many"})
-    assert bad.returncode == 0, bad.stderr            # the spec's jobs wins over the environment
     plain = write_spec(tmp_path, "jobs_test.independent", streams=2, draws=100)
-    bad = mixlab("run", plain, "--out", tmp_path / "third", env={"MIXLAB_JOBS": "many"})
-    assert bad.returncode == 2 and "MIXLAB_JOBS" in bad.stderr, bad.stderr
-    assert len(bad.stderr.strip().splitlines()) == 1
-    zero = mixlab("run", plain, "--out", tmp_path / "third", "-j", "0")
-    assert zero.returncode == 2
+    assert run(plain, out, 1) == "complete"               # the same run
+    monkeypatch.setenv("MIXLAB_JOBS", "2")
+    run(plain, tmp_path / "env", None)
+    assert "in 2 worker processes" in (tmp_path / "env/log.txt").read_text()
+    r = mixlab("run", plain, "--out", tmp_path / "bad", env={"MIXLAB_JOBS": "many"})
+    assert r.returncode == 2 and "MIXLAB_JOBS" in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
