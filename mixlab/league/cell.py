@@ -40,6 +40,10 @@ SCHEMA = {
     "seconds": Param(2.0, float, lo=0, lo_open=True, help="equal-time budget per stream"),
     "work": Param(1e6, float, lo=0, lo_open=True,
                   help="equal-work budget per stream (family's unit, all chains together)"),
+    "work_max_seconds": Param(30.0, float, lo=0, lo_open=True,
+                              help="sampling seconds after which an equal-work stream stops "
+                                   "short of its budget (the sampler is then ranked by time "
+                                   "alone)"),
     "fractions": Param([0.125, 0.25, 0.5, 1.0], list, item=float, lo=0, hi=1, lo_open=True,
                        min_len=1, help="budget fractions at which the yardstick is kept"),
     "reach_error": Param(0.02, float, lo=0, lo_open=True,
@@ -92,7 +96,7 @@ def run_cell(ctx) -> None:
     fr = sorted({float(f) for f in p["fractions"]} | {1.0})
     per_seed = {c: [] for c in CLOCKS}
     for s in range(p["seeds"]):
-        ev = inst.yardstick(second_marks=[f * p["seconds"] for f in fr], series=f"s{s}")
+        ev = inst.yardstick(second_marks=[f * p["seconds"] for f in fr], series=f"s{s}_time")
         res = ctx.stream(f"s{s}_time", cost.WorkMeter(make(), fam, label, inst.n_total),
                          seconds=p["seconds"], evaluators=[ev], record=False,
                          rng=ctx.rng("seed", s, "time"), block=p["block"],
@@ -100,12 +104,20 @@ def run_cell(ctx) -> None:
         per_seed["time"].append(_leg(ctx, f"s{s}_time", ev, res, ev.sec_marks_err, p))
         if has_work:
             draws = math.ceil(p["work"] / per_step * (1.2 if varies else 1.0))
-            ev = inst.yardstick(work_marks=[f * p["work"] for f in fr], series=f"s{s}")
+            ev = inst.yardstick(work_marks=[f * p["work"] for f in fr], series=f"s{s}_work")
             res = ctx.stream(f"s{s}_work", cost.WorkMeter(make(), fam, label, inst.n_total),
-                             draws=max(draws, 1), evaluators=[ev], record=False,
+                             draws=max(draws, 1), seconds=p["work_max_seconds"],
+                             evaluators=[ev], record=False,
                              rng=ctx.rng("seed", s, "work"), block=p["block"],
                              summarize=inst.summarize)
             per_seed["work"].append(_leg(ctx, f"s{s}_work", ev, res, ev.work_marks_err, p))
+            per_seed["work"][-1]["capped"] = bool(ev.work < p["work"] and res.draws < draws)
+    capped = any(leg["capped"] for leg in per_seed["work"])
+    ctx.store.set_result("work/capped", int(capped))
+    if capped:   # short of the work budget: no equal-work numbers, ranked by time alone
+        ctx.log(f"{label}: an equal-work stream stopped at {p['work_max_seconds']:g} s before "
+                f"its budget; ranked by time alone")
+        per_seed["work"] = []
     for clock in CLOCKS:
         _aggregate(ctx, clock, per_seed[clock], fr)
     legs = per_seed["work"] or per_seed["time"]
@@ -128,8 +140,6 @@ def _leg(ctx, name: str, ev, res, marks: list, p: dict) -> dict:
     """What one stream contributes: its curves (also written as metrics), the errors at the
     budget marks, the cost to reach the stated error, its smallest bulk ESS, its bias data."""
     xs_sec, xs_work, ys = (np.asarray(a, float) for a in (ev.xs_sec, ev.xs_work, ev.ys))
-    ctx.store.write_metric("error_vs_seconds", name, xs_sec, ys, x_label="sampling seconds",
-                           y_label=ev.y_label)
     if np.all(np.isfinite(xs_work)) and len(xs_work):
         ctx.store.write_metric("error_vs_work", name, xs_work, ys,
                                x_label=f"work ({cost.unit(p['family'])}, all chains)",

@@ -32,7 +32,8 @@ from .cell import SCHEMA as CELL_SCHEMA
 from .rank import Entry, rank_all
 from .report import csv_text, markdown, text_table
 
-_CELL_KEYS = ("seeds", "chains", "seconds", "work", "fractions", "reach_error", "block", "init")
+_CELL_KEYS = ("seeds", "chains", "seconds", "work", "work_max_seconds", "fractions",
+              "reach_error", "block", "init")
 
 SCHEMA = {
     "family": Param(type=str, choices=tuple(registry.FAMILIES), help="the sampler family"),

@@ -49,6 +49,8 @@ def note(e: Entry) -> str:
                      f"p={e.get('bias/p_value'):.2g})")
     if not e.has_work:
         parts.append("no cost statistic: ranked by time alone")
+    elif e.get("work/capped") == 1:
+        parts.append("work budget not reached within work_max_seconds: ranked by time alone")
     if e.get("bias/flag") == -1:
         parts.append("too few draws for a bias verdict")
     return "; ".join(parts)

@@ -10,6 +10,12 @@ Spin glass (exact truth): 10x10 grids with fields ``θ_i ~ U[-1, 1]`` and coupli
 U[0, c]`` (attractive) or ``U[-c, c]`` (mixed), at c = 0.5, 1.5 and 3 (c = 3 is the hard end of
 Fig 1 of Hazan, Maji & Jaakkola 2013); truth: exact single-site marginals by the frontier
 transfer matrix (mixlab.spinglass.exact).
+
+MRF (exact truth): the dense triplet MRF of Korattikara, Chen & Welling (2014, §6.3) with D = 12
+variables (55 pair terms per conditional), log-potentials i.i.d. N(0, s²) with s = 0.02 (the
+paper's), 0.1 and 0.3; truth: the exact joints on 10 random 5-variable subsets, from the joint
+of all 2^12 states enumerated (mixlab.austerity.mrf.enumerate_joint); yardstick: the mean over
+the subsets of the L1 distance between the estimated and exact joints (Fig 8's measure).
 """
 
 from __future__ import annotations
@@ -55,9 +61,14 @@ def _spinglass_targets() -> dict[str, dict]:
     return out
 
 
+def _mrf_targets() -> dict[str, dict]:
+    return {f"d12-s{s:g}": {"D": 12, "s": s, "s_is": "std", "subsets": 10, "subset_size": 5,
+                            "model_seed": MODEL_SEED} for s in (0.02, 0.1, 0.3)}
+
+
 def standard_targets(family: str) -> dict[str, dict]:
     """``{name: definition}`` of the family's standard targets, in table order."""
-    makers = {"spinglass": _spinglass_targets}
+    makers = {"spinglass": _spinglass_targets, "mrf": _mrf_targets}
     if family not in makers:
         raise SpecError(f"the {family} league has no standard targets yet; families with "
                         f"targets: {', '.join(makers)}", "family")
@@ -68,6 +79,8 @@ def build(family: str, definition: dict, init: str = "random") -> Instance:
     """The :class:`Instance` of a target definition (its truth from the cache if there)."""
     if family == "spinglass":
         return _build_spinglass(definition, init)
+    if family == "mrf":
+        return _build_mrf(definition)
     raise SpecError(f"the {family} league has no targets yet", "family")
 
 
@@ -98,3 +111,46 @@ def _build_spinglass(d: dict, init: str) -> Instance:
         summarize=summarizer(model), n_total=None,
         truth_source="exact single-site marginals (frontier transfer matrix)", exact=True,
         yardstick_name="mean |marginal error|")
+
+
+def _build_mrf(d: dict) -> Instance:
+    from ..austerity.mrf import enumerate_joint, make_mrf, random_subsets, subset_codes
+    from ..austerity.summaries import mrf_summaries
+    from .yardstick import MarginalYardstick
+
+    try:
+        D, M, k = int(d["D"]), int(d["subsets"]), int(d["subset_size"])
+        seq = np.random.SeedSequence(int(d["model_seed"]))
+        model_rng, subset_rng = (np.random.default_rng(c) for c in seq.spawn(2))
+        model = make_mrf(D, float(d["s"]), str(d["s_is"]), model_rng)
+        subsets = random_subsets(D, M, k, subset_rng)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise SpecError(f"an MRF target needs D, s, s_is, subsets, subset_size and model_seed "
+                        f"({exc})", "target") from None
+    if D > 20:
+        raise SpecError("the exact joint needs D <= 20", "target")
+
+    def compute() -> dict:
+        states, probs = enumerate_joint(model)
+        codes = subset_codes(states, subsets)                        # (2^D, M)
+        joint = np.stack([np.bincount(codes[:, m], weights=probs, minlength=1 << k)
+                          for m in range(M)])
+        return {"subset_joints": joint}
+
+    joint = cached_truth("mrf", d, compute)["subset_joints"]          # (M, 2^k)
+    S = 1 << k
+
+    def features(x: np.ndarray) -> np.ndarray:
+        codes = subset_codes(np.asarray(x), subsets)                   # (C, B, M)
+        return codes[..., None] == np.arange(S)                       # (C, B, M, 2^k)
+
+    return Instance(
+        target=model, truth={"subset_joints": joint},
+        yardstick=lambda work_marks=(), second_marks=(), series="sampler": MarginalYardstick(
+            joint, key="samples", work_marks=work_marks, second_marks=second_marks,
+            series=series, features=features, scale=S,
+            y_label=f"mean L1 of {k}-variable joints"),
+        summarize=mrf_summaries(model, subsets, joint), n_total=None,
+        truth_source=f"exact joints on {M} random {k}-variable subsets (all 2^{D} states "
+                     f"enumerated)", exact=True,
+        yardstick_name=f"mean L1 of the {k}-variable joints")

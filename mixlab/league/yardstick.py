@@ -1,4 +1,10 @@
-"""The league's streaming yardstick for targets whose truth is a vector of exact marginals.
+"""The league's streaming yardstick for targets whose truth is a vector of exact probabilities.
+
+The probabilities are those of 0/1 features of a draw: the sites themselves (single-site
+marginals: spin glass, RBM visible units) or, through ``features``, indicators such as "subset m
+is in configuration s" (joints on subsets: MRF). The error is ``scale · mean_i |p̂_i − p_i|``
+(``scale`` = 2^k turns the mean over the indicators of k-variable subsets into the mean L1
+distance between the estimated and exact joints).
 
 :class:`MarginalYardstick` is an evaluator (docs/plugins.md): fed blocks of draws ``{key:
 (chains, n_draws, ...) bool or 0/1, "league_work": (chains, n_draws) float}``, it keeps
@@ -35,12 +41,14 @@ class MarginalYardstick(AttributeState):
                    "cur_len", "blen", "work_marks_err", "work_marks_at", "sec_marks_err")
 
     def __init__(self, truth: np.ndarray, key: str = "samples", work_marks=(), second_marks=(),
-                 metric: str = "marginal_error", series: str = "sampler"):
+                 metric: str = "error_vs_seconds", series: str = "sampler", features=None,
+                 scale: float = 1.0, y_label: str = "mean |marginal error|"):
         self.truth = np.asarray(truth, np.float64).ravel()
         self.key, self.metric, self.series = key, metric, series
+        self.features, self.scale = features, float(scale)
         self.work_marks = [float(m) for m in work_marks]
         self.second_marks = [float(m) for m in second_marks]
-        self.x_label, self.y_label = "sampling seconds", "mean |marginal error|"
+        self.x_label, self.y_label = "sampling seconds", y_label
         n = self.truth.size
         self.sum = np.zeros(n)
         self.draws = 0
@@ -61,7 +69,8 @@ class MarginalYardstick(AttributeState):
     def update(self, draws: dict, count: int, seconds: float) -> None:
         x = np.asarray(draws[self.key])
         K, B = x.shape[:2]
-        x = x.reshape(K, B, -1).astype(np.float64)
+        x = (self.features(x) if self.features is not None else x).reshape(K, B, -1)
+        x = x.astype(np.float64)
         if self.batches.shape[0] != K:
             self.batches = np.zeros((K, MAX_BATCHES, x.shape[2]))
             self.cur = np.zeros((K, x.shape[2]))
@@ -110,7 +119,7 @@ class MarginalYardstick(AttributeState):
                     self.blen *= 2
 
     def _error(self, est: np.ndarray) -> float:
-        return float(np.mean(np.abs(est - self.truth)))
+        return self.scale * float(np.mean(np.abs(est - self.truth)))
 
     # -- reading ---------------------------------------------------------------------------------
     def estimate(self) -> np.ndarray:
