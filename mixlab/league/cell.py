@@ -19,6 +19,7 @@ and the bias test (mixlab.league.bias) on the equal-work streams (else the time 
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -169,7 +170,8 @@ def _min_ess(ctx, name: str) -> float:
     if not stats or next(iter(stats.values())).shape[1] < 4:
         return float("nan")
     az = arviz()
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")          # "more chains than draws" on short streams
         ess = az.ess(az.convert_to_dataset(stats), method="bulk")
     vals = [float(ess[k]) for k in stats if np.isfinite(float(ess[k]))]
     return float(min(vals)) if vals else float("nan")

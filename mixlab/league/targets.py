@@ -16,6 +16,13 @@ variables (55 pair terms per conditional), log-potentials i.i.d. N(0, s²) with 
 paper's), 0.1 and 0.3; truth: the exact joints on 10 random 5-variable subsets, from the joint
 of all 2^12 states enumerated (mixlab.austerity.mrf.enumerate_joint); yardstick: the mean over
 the subsets of the L1 distance between the estimated and exact joints (Fig 8's measure).
+
+RBM (exact truth): RBMs with 16 visible units, trained by PCD on USPS digits downsampled to 4x4
+(mean of each 4x4 block of pixels, binarised at 0.5), with 8 and 16 hidden units; truth: the
+exact distribution of the visible units, all 2^16 states enumerated
+(mixlab.rbm.partition.exact_visible_log_probs): the 16 marginals and the 120 pairwise moments
+E[x_i x_j]; yardstick: the mean absolute error over those 136 statistics. The trained weights
+are part of the cached truth, so the training runs once per definition.
 """
 
 from __future__ import annotations
@@ -66,9 +73,16 @@ def _mrf_targets() -> dict[str, dict]:
                             "model_seed": MODEL_SEED} for s in (0.02, 0.1, 0.3)}
 
 
+def _rbm_targets() -> dict[str, dict]:
+    return {f"usps4x4-h{h}": {"data": "usps", "downsample": 4, "binarize": 0.5,
+                              "max_train": 2000, "hidden": h, "trainer": "pcd", "epochs": 30,
+                              "lr": 0.05, "batch_size": 20, "model_seed": MODEL_SEED}
+            for h in (8, 16)}
+
+
 def standard_targets(family: str) -> dict[str, dict]:
     """``{name: definition}`` of the family's standard targets, in table order."""
-    makers = {"spinglass": _spinglass_targets, "mrf": _mrf_targets}
+    makers = {"spinglass": _spinglass_targets, "mrf": _mrf_targets, "rbm": _rbm_targets}
     if family not in makers:
         raise SpecError(f"the {family} league has no standard targets yet; families with "
                         f"targets: {', '.join(makers)}", "family")
@@ -81,6 +95,8 @@ def build(family: str, definition: dict, init: str = "random") -> Instance:
         return _build_spinglass(definition, init)
     if family == "mrf":
         return _build_mrf(definition)
+    if family == "rbm":
+        return _build_rbm(definition)
     raise SpecError(f"the {family} league has no targets yet", "family")
 
 
@@ -154,3 +170,71 @@ def _build_mrf(d: dict) -> Instance:
         truth_source=f"exact joints on {M} random {k}-variable subsets (all 2^{D} states "
                      f"enumerated)", exact=True,
         yardstick_name=f"mean L1 of the {k}-variable joints")
+
+
+def _rbm_data(d: dict) -> np.ndarray:
+    """USPS training images mean-pooled over ``downsample`` x ``downsample`` blocks and
+    binarised: (N, (16 / downsample)^2) float32 in {0, 1}."""
+    from ..data import load
+
+    ds = load(str(d["data"]), max_train=int(d["max_train"]))
+    X = np.asarray(ds.train.X, np.float32)
+    side = int(round(np.sqrt(X.shape[1])))
+    f = int(d["downsample"])
+    pooled = X.reshape(-1, side // f, f, side // f, f).mean(axis=(2, 4))
+    return (pooled.reshape(len(X), -1) > float(d["binarize"])).astype(np.float32)
+
+
+def _build_rbm(d: dict) -> Instance:
+    from ..rbm.model import RBM
+    from ..rbm.partition import all_configs, exact_visible_log_probs
+    from ..rbm.summaries import summarizer
+    from ..rbm.target import RBMTarget
+    from ..rbm.train import train
+    from .yardstick import MarginalYardstick
+
+    try:
+        X = _rbm_data(d)
+        hidden = int(d["hidden"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise SpecError(f"an RBM target needs data, downsample, binarize, max_train, hidden, "
+                        f"trainer, epochs, lr, batch_size and model_seed ({exc})",
+                        "target") from None
+    V = X.shape[1]
+    if V > 20:
+        raise SpecError(f"exact enumeration needs at most 20 visible units, got {V}", "target")
+    iu = np.triu_indices(V, 1)
+
+    def compute() -> dict:
+        rbm, _ = train(None, X, None, method=str(d["trainer"]), hidden=hidden,
+                       rng=np.random.default_rng(int(d["model_seed"])), monitor=False,
+                       epochs=int(d["epochs"]), lr=float(d["lr"]),
+                       batch_size=int(d["batch_size"]))
+        logp = exact_visible_log_probs(rbm)
+        p = np.exp(logp - logp.max())
+        p /= p.sum()
+        S = all_configs(V).astype(np.float64)                           # (2^V, V)
+        second = (S * p[:, None]).T @ S                                  # E[x_i x_j]
+        return {"W": np.asarray(rbm.W, np.float64), "b": np.asarray(rbm.b, np.float64),
+                "c": np.asarray(rbm.c, np.float64),
+                "moments": np.concatenate([second.diagonal(), second[iu]])}
+
+    t = cached_truth("rbm", d, compute)
+    rbm = RBM(t["W"].astype(np.float32), t["b"].astype(np.float32), t["c"].astype(np.float32))
+    target = RBMTarget(rbm.W, rbm.b, rbm.c, train_X=X, rates=None, init="data",
+                       emit="binary", shape=(int(np.sqrt(V)),) * 2)
+
+    def features(x: np.ndarray) -> np.ndarray:
+        x = np.asarray(x, bool)                                          # (C, B, V)
+        return np.concatenate([x, x[..., iu[0]] & x[..., iu[1]]], axis=-1)
+
+    return Instance(
+        target=target, truth={"moments": t["moments"]},
+        yardstick=lambda work_marks=(), second_marks=(), series="sampler": MarginalYardstick(
+            t["moments"], key="samples", work_marks=work_marks, second_marks=second_marks,
+            series=series, features=features,
+            y_label="mean |error| of E[x_i], E[x_i x_j]"),
+        summarize=summarizer(rbm), n_total=None,
+        truth_source=f"exact visible distribution (all 2^{V} states): {V} marginals and "
+                     f"{len(iu[0])} pairwise moments",
+        exact=True, yardstick_name="mean |error| of the marginals and pairwise moments")

@@ -25,6 +25,8 @@ resumed from a checkpoint gives the same work curve and marks as one never inter
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ..checkpoint import AttributeState
@@ -139,8 +141,9 @@ class MarginalYardstick(AttributeState):
 
         az = arviz()
         means = self.batches[:, :self.nb] / self.blen                  # (chains, nb, n)
-        ds = az.convert_to_dataset({"p": means})
-        with np.errstate(all="ignore"):
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")      # "more chains than draws": few batches
+            ds = az.convert_to_dataset({"p": means})
             out = np.asarray(az.mcse(ds, method="mean")["p"], np.float64)
         # a site constant in every batch has MCSE 0 (or NaN): the iid floor stands in for it
         return np.where(np.isfinite(out), out, 0.0)
