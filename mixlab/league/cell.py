@@ -121,6 +121,8 @@ def run_cell(ctx) -> None:
         per_seed["work"] = []
     for clock in CLOCKS:
         _aggregate(ctx, clock, per_seed[clock], fr)
+    ctx.store.set_result("sampling_seconds", float(sum(
+        ctx.store.stream_group(n).attrs.get("seconds", 0.0) for n in _stream_names(ctx))))
     legs = per_seed["work"] or per_seed["time"]
     verdict = bias.verdict(legs) if inst.exact else bias.NO_VERDICT
     for k, v in verdict.items():
@@ -129,6 +131,11 @@ def run_cell(ctx) -> None:
     ctx.log(f"{label} on {tname}: " + ", ".join(
         f"{c} error {ctx.store.results().get(f'{c}/error/median', float('nan')):.4g}"
         for c in CLOCKS) + f"; bias flag {verdict['flag']}")
+
+
+def _stream_names(ctx) -> list[str]:
+    g = ctx.store.f.get("streams")
+    return [] if g is None else list(g)
 
 
 def _probe(family: str, sampler, rng, n_total) -> dict:

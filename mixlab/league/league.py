@@ -142,6 +142,8 @@ def league_info(spec: dict, entries: list[Entry], wall: float, workers: int,
             "seconds": spec["seconds"], "work": spec["work"], "unit": cost.unit(spec["family"]),
             "reach_error": spec["reach_error"], "fractions": spec["fractions"],
             "yardstick": yard, "truth": truth, "wall_seconds": wall, "workers": workers,
+            "sampling_seconds": sum(e.get("sampling_seconds") for e in entries
+                                    if e.status == "complete"),
             "cells": dirs, "name": spec["name"]}
 
 

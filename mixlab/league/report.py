@@ -85,7 +85,9 @@ def text_table(entries: list[Entry], info: dict) -> str:
     """The terminal table, one block per target."""
     lines = [f"{info['family']} league ({info['scale']}): {info['seeds']} seeds, "
              f"{info['seconds']:g} s and {info['work']:g} {info['unit']} per stream; "
-             f"yardstick: {info['yardstick']}; stated error {info['reach_error']:g}"]
+             f"yardstick: {info['yardstick']}; stated error {info['reach_error']:g}",
+             f"{len(entries)} cells, {info['sampling_seconds']:.0f} s of sampling, "
+             f"{info['wall_seconds']:.0f} s of wall time with -j {info['workers']}"]
     for target, group in _by_target(entries).items():
         lines.append("")
         lines.append(f"{target}  (truth: {info['truth'].get(target, '?')})")
