@@ -3,6 +3,7 @@ that exists wins over a name."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -82,6 +83,18 @@ def test_specs_list_show_copy(tmp_path, monkeypatch):
     r = CliRunner().invoke(cli, ["specs", "copy", "nope/fig2", "x.yaml"])
     assert r.exit_code == 2 and not (tmp_path / "x.yaml").exists()
     assert find_builtin("nope/fig2") is None
+
+
+def test_spec_comments_work_without_a_clone():
+    """What 'mixlab specs show' prints is what a pip user can run: no path into the source tree,
+    and every 'mixlab run|sweep SPEC' in a comment names a built-in spec."""
+    for spec in builtin_specs():
+        comments = [line for line in spec.path.read_text().splitlines()
+                    if line.lstrip().startswith("#")]
+        for line in comments:
+            assert "experiments/" not in line, f"{spec.name}: {line}"
+            for command in re.findall(r"mixlab (?:run|sweep) (\S+)", line):
+                assert find_builtin(command) is not None, f"{spec.name}: {line}"
 
 
 def test_make_data_installs_fashion_mnist():
