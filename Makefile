@@ -6,6 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 MIXLAB := $(BIN)/mixlab
 STAMP := $(VENV)/.installed-stamp
+BENCH_STAMP := $(VENV)/.bench-stamp
 BENCH ?= quick
 # The local data mirror: MIXLAB_DATA_MIRROR if set, else ../shared/data beside the clone if it exists
 # (machines without internet access keep one there); otherwise data comes from canonical URLs.
@@ -23,11 +24,16 @@ help:
 install: $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q -e '.[dev,bench]'
+	$(BIN)/python -m pip install -q -e '.[dev]'
 	touch $(STAMP)
+# the benchmarks' peer libraries (scikit-learn), only for make bench
+$(BENCH_STAMP): $(STAMP)
+	$(BIN)/python -m pip install -q -e '.[dev,bench]'
+	touch $(BENCH_STAMP)
 
+# one pytest worker per core (pytest-xdist); tests sharing a group's fixtures stay on one worker
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --dist loadgroup
 
 # The sampler leagues (docs/league.md): every registered sampler of each family on its standard
 # targets, at equal time and equal work; tables in runs/$(SCALE)/league-<family>/league.md.
@@ -75,7 +81,7 @@ figures: $(FIGURES)
 # Runs benchmarks/bench_*.py, writes benchmarks/results.json, adds the run to
 # benchmarks/history.json and regenerates docs/benchmarks.md (`python -m benchmarks --render`
 # regenerates the page alone).
-bench: $(STAMP)
+bench: $(BENCH_STAMP)
 	$(BIN)/python -m benchmarks --mode $(BENCH)
 
 clean:
