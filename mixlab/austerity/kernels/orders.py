@@ -10,6 +10,7 @@ import numpy as np
 from numba import njit
 
 from .jit import _JIT
+from .prefetch import prefetch, prefetch_l2
 
 __all__ = ["minibatch_orders", "minibatch_rows"]
 
@@ -17,6 +18,8 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1, _MIX2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
 _S30, _S27, _S31, _S32 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(32)
 _MASK32, _TWO32 = np.uint64(0xFFFFFFFF), np.uint64(1 << 32)
+_AHEAD = 16                    # swaps between a partner's prefetch and its use
+_LINE = 16                     # float32 per 64-byte cache line
 
 
 @njit(**_JIT)
@@ -52,14 +55,34 @@ def _chain_state(seed, c):
 def _shuffle_next(state, perm, swaps, j0, j1):
     """Partial Fisher-Yates: positions j0..j1-1 of perm receive uniformly random picks among the
     positions not fixed yet; the swap partners go to swaps[j0:j1].  Returns the RNG state."""
+    return _shuffle_next_prefetch(state, perm, swaps, j0, j1, perm, 0)
+
+
+@njit(**_JIT)
+def _shuffle_next_prefetch(state, perm, swaps, j0, j1, data, span):
+    """:func:`_shuffle_next`, keeping several cache misses in flight: the swap partners are
+    drawn first (the random numbers do not depend on perm), then the swaps run with the
+    partner ``_AHEAD`` swaps on prefetched; with span > 0, each pick p also starts the load of
+    data[p span : (p + 1) span] (data flat and C-contiguous, float32: a row or a block of the
+    data the caller reads next), one prefetch per 64-byte line.  The same perm, swaps and
+    state as the plain loop: only the order of the memory requests changes."""
     N = perm.size
-    for j in range(j0, j1):
+    for j in range(j0, j1):                        # the draws: RNG only, no memory traffic
         state, r = _below(state, N - j)
-        r += j
-        swaps[j] = r
+        swaps[j] = r + j
+    for j in range(j0, min(j0 + _AHEAD, j1)):
+        prefetch(perm, swaps[j])
+    for j in range(j0, j1):
+        if j + _AHEAD < j1:
+            prefetch(perm, swaps[j + _AHEAD])
+        r = swaps[j]
         t = perm[j]
-        perm[j] = perm[r]
+        p = perm[r]
+        perm[j] = p
         perm[r] = t
+        if span > 0:
+            for o in range(0, span, _LINE):
+                prefetch_l2(data, p * span + o)
     return state
 
 
@@ -86,8 +109,13 @@ def minibatch_rows(seed, C, N, b, perm, swaps):
 
 @njit(**_JIT)
 def _unshuffle(perm, swaps, n):
-    """Undo the first n swaps of :func:`_shuffle_next` (perm back to what it was)."""
+    """Undo the first n swaps of :func:`_shuffle_next` (perm back to what it was), the partner
+    ``_AHEAD`` swaps on prefetched."""
+    for j in range(n - 1, max(n - 1 - _AHEAD, -1), -1):
+        prefetch(perm, swaps[j])
     for j in range(n - 1, -1, -1):
+        if j >= _AHEAD:
+            prefetch(perm, swaps[j - _AHEAD])
         r = swaps[j]
         t = perm[j]
         perm[j] = perm[r]

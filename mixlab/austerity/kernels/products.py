@@ -11,6 +11,9 @@ from numba import njit
 
 from ... import hugepages
 from .jit import _F, _JIT, _JIT_DOT, _JIT_INLINE, _JIT_TILE, _U, TILE
+from .prefetch import prefetch
+
+_AHEAD_ROWS = 8        # rows between a row's prefetch and its use (x 4 lines of 64 columns)
 
 __all__ = ["column_tiles", "padded_rows", "tile_width"]
 
@@ -42,9 +45,16 @@ def _dots(X, rows, r0, n, th, z):
 
 @njit(**_JIT_DOT)
 def _dots2(X, rows, r0, n, th1, th2, z1, z2):
-    """z1[j], z2[j] = X[rows[r0 + j]] · th1, · th2 for j < n (each row read once)."""
+    """z1[j], z2[j] = X[rows[r0 + j]] · th1, · th2 for j < n (each row read once).  The row
+    ``_AHEAD_ROWS`` rows on is prefetched while this one is computed (rows read at random are
+    cache misses: several in flight instead of one after the other); the products are the same."""
     d = X.shape[1]
+    flat = X.reshape(X.size)
+    for j in range(min(_AHEAD_ROWS, n)):
+        _prefetch_row(flat, rows[r0 + j] * d, d)
     for j in range(n):
+        if j + _AHEAD_ROWS < n:
+            _prefetch_row(flat, rows[r0 + j + _AHEAD_ROWS] * d, d)
         i = rows[r0 + j]
         s1 = _F(0.0)
         s2 = _F(0.0)
@@ -54,6 +64,13 @@ def _dots2(X, rows, r0, n, th1, th2, z1, z2):
             s2 += x * th2[k]
         z1[j] = s1
         z2[j] = s2
+
+
+@njit(**_JIT_INLINE)
+def _prefetch_row(flat, start, d):
+    """Prefetch the d float32 at flat[start:start + d], one request per 64-byte line."""
+    for o in range(0, d, 16):
+        prefetch(flat, start + o)
 
 
 def column_tiles(X: np.ndarray, bsize: int = TILE) -> np.ndarray:
