@@ -10,7 +10,7 @@ import numpy as np
 from numba import njit
 
 from .jit import _JIT
-from .prefetch import prefetch, prefetch_l2
+from .prefetch import prefetch
 
 __all__ = ["minibatch_orders", "minibatch_rows"]
 
@@ -19,7 +19,6 @@ _MIX1, _MIX2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
 _S30, _S27, _S31, _S32 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(32)
 _MASK32, _TWO32 = np.uint64(0xFFFFFFFF), np.uint64(1 << 32)
 _AHEAD = 16                    # swaps between a partner's prefetch and its use
-_LINE = 16                     # float32 per 64-byte cache line
 
 
 @njit(**_JIT)
@@ -54,18 +53,12 @@ def _chain_state(seed, c):
 @njit(**_JIT)
 def _shuffle_next(state, perm, swaps, j0, j1):
     """Partial Fisher-Yates: positions j0..j1-1 of perm receive uniformly random picks among the
-    positions not fixed yet; the swap partners go to swaps[j0:j1].  Returns the RNG state."""
-    return _shuffle_next_prefetch(state, perm, swaps, j0, j1, perm, 0)
+    positions not fixed yet; the swap partners go to swaps[j0:j1].  Returns the RNG state.
 
-
-@njit(**_JIT)
-def _shuffle_next_prefetch(state, perm, swaps, j0, j1, data, span):
-    """:func:`_shuffle_next`, keeping several cache misses in flight: the swap partners are
-    drawn first (the random numbers do not depend on perm), then the swaps run with the
-    partner ``_AHEAD`` swaps on prefetched; with span > 0, each pick p also starts the load of
-    data[p span : (p + 1) span] (data flat and C-contiguous, float32: a row or a block of the
-    data the caller reads next), one prefetch per 64-byte line.  The same perm, swaps and
-    state as the plain loop: only the order of the memory requests changes."""
+    The partners are drawn first (the random numbers do not depend on perm), then the swaps run
+    with the partner ``_AHEAD`` swaps on prefetched: at large N each partner is a cache miss,
+    and several are then in flight at once.  The same perm, swaps and state as swapping as each
+    partner is drawn: only the order of the memory requests changes."""
     N = perm.size
     for j in range(j0, j1):                        # the draws: RNG only, no memory traffic
         state, r = _below(state, N - j)
@@ -77,12 +70,8 @@ def _shuffle_next_prefetch(state, perm, swaps, j0, j1, data, span):
             prefetch(perm, swaps[j + _AHEAD])
         r = swaps[j]
         t = perm[j]
-        p = perm[r]
-        perm[j] = p
+        perm[j] = perm[r]
         perm[r] = t
-        if span > 0:
-            for o in range(0, span, _LINE):
-                prefetch_l2(data, p * span + o)
     return state
 
 

@@ -11,10 +11,11 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-__all__ = ["prefetch", "prefetch_l2"]
+__all__ = ["prefetch"]
 
 
 def _prefetch_codegen(locality: int):
+    """Code for ``llvm.prefetch`` of element i of an array (read, ``locality`` 0-3, data)."""
     def codegen(context, builder, signature, args):
         aryty, idxty = signature.args
         ary = context.make_array(aryty)(context, builder, args[0])
@@ -37,11 +38,3 @@ def prefetch(typingctx, arr, idx):
         return None
     return types.void(arr, idx), _prefetch_codegen(3)
 
-
-@intrinsic
-def prefetch_l2(typingctx, arr, idx):
-    """Prefetch element idx of arr into L2 and outer caches (not L1): for data read a little
-    later than the next few iterations."""
-    if not isinstance(arr, types.Array) or not isinstance(idx, types.Integer):
-        return None
-    return types.void(arr, idx), _prefetch_codegen(2)

@@ -102,18 +102,18 @@ def _tile_dots(Xt, Dp, tiles, outs, nt, th, z):
     :func:`column_tiles`, th (>= Dp,) float32 zero after d).  Each product is the chain of FMAs
     over the columns in order 0, 1, ..., Dp - 1 from 0, the same float32 arithmetic on any CPU
     with FMA whatever its vector width: the rows of a tile are the vector lanes, so no
-    reduction is reassociated.  Four columns per pass over the listed tiles."""
+    reduction is reassociated.  Tile by tile (a tile's Dp TILE floats are contiguous: one
+    linear read), four columns per pass over the tile's lanes."""
     D = _U(Dp)
     n = _U(nt)
     for q in range(n):
         o = _U(outs[q])
+        base = _U(tiles[q]) * D
         for j in range(_U(TILE)):
             z[o + j] = _F(0.0)
-    for k in range(_U(0), D, _U(4)):
-        t0, t1, t2, t3 = th[k], th[k + _U(1)], th[k + _U(2)], th[k + _U(3)]
-        for q in range(n):
-            r = (_U(tiles[q]) * D + k) * _U(TILE)
-            o = _U(outs[q])
+        for k in range(_U(0), D, _U(4)):
+            t0, t1, t2, t3 = th[k], th[k + _U(1)], th[k + _U(2)], th[k + _U(3)]
+            r = (base + k) * _U(TILE)
             for j in range(_U(TILE)):
                 a = z[o + j]
                 a += Xt[r + j] * t0
@@ -132,16 +132,14 @@ def _tile_dots2(Xt, Dp, tiles, outs, outs2, nt, th, ph, z, w):
     for q in range(n):
         o = _U(outs[q])
         o2 = _U(outs2[q])
+        base = _U(tiles[q]) * D
         for j in range(_U(TILE)):
             z[o + j] = _F(0.0)
             w[o2 + j] = _F(0.0)
-    for k in range(_U(0), D, _U(4)):
-        t0, t1, t2, t3 = th[k], th[k + _U(1)], th[k + _U(2)], th[k + _U(3)]
-        p0, p1, p2, p3 = ph[k], ph[k + _U(1)], ph[k + _U(2)], ph[k + _U(3)]
-        for q in range(n):
-            r = (_U(tiles[q]) * D + k) * _U(TILE)
-            o = _U(outs[q])
-            o2 = _U(outs2[q])
+        for k in range(_U(0), D, _U(4)):
+            t0, t1, t2, t3 = th[k], th[k + _U(1)], th[k + _U(2)], th[k + _U(3)]
+            p0, p1, p2, p3 = ph[k], ph[k + _U(1)], ph[k + _U(2)], ph[k + _U(3)]
+            r = (base + k) * _U(TILE)
             for j in range(_U(TILE)):
                 x0 = Xt[r + j]
                 x1 = Xt[r + _U(TILE) + j]

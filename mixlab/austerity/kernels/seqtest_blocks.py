@@ -8,7 +8,7 @@ from numba import njit
 
 from .jit import _JIT, TILE
 from .look import _look
-from .orders import _chain_state, _shuffle_next_prefetch, _unshuffle
+from .orders import _chain_state, _shuffle_next, _unshuffle
 from .products import _pad32, _sum64, _tile_dots, _tile_dots2
 from .sigmoid import _log_sigmoid_block
 
@@ -138,7 +138,6 @@ def seqtest_logistic_blocks(Xt, Dp, N, bsize, th_new, th_old, mu0, mb, tcrit2, s
     th_old = _pad32(th_old, Dp)
     C = th_new.shape[0]
     scale = K / N
-    span = -(-bsize // TILE) * Dp * TILE               # floats per block of Xt
     bufs = _block_buffers(K, mb, bsize)
     lv = np.empty(mb, np.float64)
     for c in range(C):
@@ -153,7 +152,7 @@ def seqtest_logistic_blocks(Xt, Dp, N, bsize, th_new, th_old, mu0, mb, tcrit2, s
         k = 0
         while True:
             bb = min(mb, K - n)
-            state = _shuffle_next_prefetch(state, perm, swaps, n, n + bb, Xt, span)
+            state = _shuffle_next(state, perm, swaps, n, n + bb)
             r, nr = _read_minibatch(Xt, Dp, N, bsize, perm, n, bb, tn, to, stamp[c], ver,
                                     cache[c], scale, bufs, lv)
             raw += r
@@ -192,7 +191,6 @@ def seqtest_logistic_blocks_shared(Xt, Dp, N, bsize, th_new, th_old, mu0, mb, tc
     th_old = _pad32(th_old, Dp)
     C = th_new.shape[0]
     scale = K / N
-    span = -(-bsize // TILE) * Dp * TILE               # floats per block of Xt
     bufs = [_block_buffers(K, mb, bsize) for _ in range(C)]
     lv = np.empty(mb, np.float64)
     total = np.zeros(C)
@@ -210,7 +208,7 @@ def seqtest_logistic_blocks_shared(Xt, Dp, N, bsize, th_new, th_old, mu0, mb, tc
     k = 0
     while na > 0:
         bb = min(mb, K - n)
-        state = _shuffle_next_prefetch(state, perm, swaps, n, n + bb, Xt, span)
+        state = _shuffle_next(state, perm, swaps, n, n + bb)
         keep = 0
         for a in range(na):                            # the same minibatch, every undecided chain
             c = act[a]
