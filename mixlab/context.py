@@ -28,7 +28,7 @@ import numpy as np
 from . import __version__, plugins, registry
 from .atomic import WriteFailure, atomic_write
 from .contract import checked
-from .errors import MixlabError, RunFileError
+from .errors import MixlabError, RunFileError, interruption  # noqa: F401  (re-exported)
 from .runlock import RunLock, live_writer
 from .runner import StreamResult, run_stream
 from .segments import SEGMENT_DIR
@@ -206,20 +206,6 @@ def default_run_dir(spec: dict, root: str | Path = "runs") -> Path:
 
 class _Terminated(KeyboardInterrupt):
     pass
-
-
-def interruption(exc: BaseException) -> KeyboardInterrupt | None:
-    """The Ctrl-C or SIGTERM behind ``exc``, or None.  A signal whose Python handler runs while
-    compiled code calls back into Python (numba boxing an array it returns) surfaces as a
-    SystemError ("... returned a result with an exception set") caused by the interrupt: that is
-    still an interruption, not a failure of the run."""
-    for _ in range(8):                    # follow SystemErrors only, and not forever
-        if isinstance(exc, KeyboardInterrupt):
-            return exc
-        if not isinstance(exc, SystemError):
-            return None
-        exc = exc.__cause__ or exc.__context__
-    return None
 
 
 @contextmanager

@@ -38,3 +38,17 @@ class RunFileError(MixlabError):
 class FigureNotReady(MixlabError):
     """A figure whose data the run does not hold yet (e.g. an ISL curve before ``mixlab evaluate
     isl``): ``mixlab plot`` of all figures skips it with this message; asked for by name, exit 1."""
+
+
+def interruption(exc: BaseException) -> KeyboardInterrupt | None:
+    """The Ctrl-C or SIGTERM behind ``exc``, or None.  A signal whose Python handler runs while
+    compiled code calls back into Python (numba boxing an array it returns) surfaces as a
+    SystemError ("... returned a result with an exception set") caused by the interrupt: that is
+    still an interruption, not a failure of the run."""
+    for _ in range(8):                    # follow SystemErrors only, and not forever
+        if isinstance(exc, KeyboardInterrupt):
+            return exc
+        if not isinstance(exc, SystemError):
+            return None
+        exc = exc.__cause__ or exc.__context__
+    return None

@@ -21,6 +21,7 @@ authors import all of this from :mod:`mixlab.api`.
 from __future__ import annotations
 
 import difflib
+from dataclasses import replace
 from typing import Any
 
 from . import plugins
@@ -43,6 +44,7 @@ from .registrations import (  # noqa: F401  (re-exported: the registration surfa
     sampler,
     snapshot,
 )
+from .sampler_builds import built_by
 
 
 def family_info(name: str):
@@ -56,9 +58,17 @@ def load_plugins() -> None:
 
 
 def samplers_for(family: str) -> dict[str, SamplerKind]:
-    """Every sampler registered for ``family``, by name."""
+    """Every sampler registered for ``family``, by name; each factory remembers what it builds
+    and names a plugin whose code fails (mixlab.sampler_builds)."""
     load_plugins()
-    return dict(_SAMPLERS[family])
+    return {n: _building(k) for n, k in _SAMPLERS[family].items()}
+
+
+def _building(kind: SamplerKind, label: str | None = None) -> SamplerKind:
+    """``kind`` with its factory wrapped by :func:`mixlab.sampler_builds.built_by`."""
+    if not callable(kind.factory):
+        return kind
+    return replace(kind, factory=built_by(kind.factory, kind.family, kind.name, label))
 
 
 def get_sampler(family: str, name: Any, path: str = "method") -> SamplerKind:
@@ -69,7 +79,10 @@ def get_sampler(family: str, name: Any, path: str = "method") -> SamplerKind:
         hint = f"did you mean '{close[0]}'? " if close else ""
         raise SpecError(f"unknown {family} sampler '{name}'; {hint}registered: "
                         f"{', '.join(sorted(known)) or 'none'} (see 'mixlab plugins')", path)
-    return known[name]
+    # the spec's label, for failure messages and the stream's record (mixlab.update)
+    label = (path[len("samplers."):-len(".method")]
+             if path.startswith("samplers.") and path.endswith(".method") else None)
+    return _building(known[name], label or None)
 
 
 def experiments() -> dict[str, ExperimentKind]:

@@ -24,6 +24,7 @@ import h5py
 import numpy as np
 
 from .checkpoint import evaluator_state, read_state, write_state
+from .contract import check_finite, checked, code_failure
 from .store import RunStore
 
 
@@ -95,7 +96,10 @@ def run_stream(store: RunStore, name: str, sampler: Any, rng: np.random.Generato
         stat_sums = json.loads(ck.attrs["stat_sums"])
     else:
         count, elapsed, stat_sums = 0, 0.0, {}
-        state = sampler.init(rng)
+        try:
+            state = sampler.init(rng)
+        except Exception as exc:
+            raise _named(sampler, exc, name, 0) from exc
     store.safe_draws[name] = count
 
     if progress is not None:
@@ -112,8 +116,11 @@ def run_stream(store: RunStore, name: str, sampler: Any, rng: np.random.Generato
         i = 0
         while True:
             t0 = time.perf_counter()
-            for _ in range(thin):
-                state, d, st = sampler.step(state, rng)
+            try:
+                for t in range(thin):
+                    state, d, st = sampler.step(state, rng)
+            except Exception as exc:
+                raise _named(sampler, exc, name, (count + i) * thin + t + 1) from exc
             elapsed += time.perf_counter() - t0
             if n_block is None:  # first draw tells the draw size
                 nbytes = sum(np.asarray(v).nbytes for v in d.values())
@@ -140,6 +147,7 @@ def run_stream(store: RunStore, name: str, sampler: Any, rng: np.random.Generato
             buf = {k: v[:, :i] for k, v in buf.items()}
             stat_buf = {k: v[:i] for k, v in stat_buf.items()}
             times = times[:i]
+        check_finite(_unwrapped(sampler), buf, name, count * thin, thin)
         count += i
         for k, v in stat_buf.items():
             stat_sums[k] = stat_sums.get(k, 0.0) + float(np.sum(np.mean(
@@ -175,6 +183,19 @@ def run_stream(store: RunStore, name: str, sampler: Any, rng: np.random.Generato
     stats_mean = {k: s / max(count, 1) for k, s in stat_sums.items()}
     _write_curves(store, evaluators)
     return StreamResult(count, elapsed, state, stats_mean)
+
+
+def _unwrapped(sampler: Any) -> Any:
+    return sampler.wrapped if isinstance(sampler, checked) else sampler
+
+
+def _named(sampler: Any, exc: Exception, name: str, step: int) -> Exception:
+    """``exc`` from a sampler's init (step 0) or n-th step, as a SamplerFailure naming the
+    plugin, the stream and the step when a plugin's code raised it; else ``exc`` itself."""
+    failure = code_failure(_unwrapped(sampler), exc, name, step)
+    if failure is None:
+        raise exc
+    return failure
 
 
 # per-draw statistics shown next to the progress bar's draws/s
