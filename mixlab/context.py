@@ -31,9 +31,11 @@ from .contract import checked
 from .errors import MixlabError, RunFileError, interruption  # noqa: F401  (re-exported)
 from .runlock import RunLock, live_writer
 from .runner import StreamResult, run_stream
+from .sampler_builds import build_log, built_record
 from .segments import SEGMENT_DIR
 from .spec import dump, spec_hash
 from .store import RUN_FILE, RunReader, RunStore
+from .update import stage_inputs, stream_inputs, write_record
 
 PACKAGES = ("numpy", "scipy", "h5py", "matplotlib", "click", "pyyaml", "tqdm", "PyMaxflow",
             "numba", "arviz")
@@ -61,6 +63,8 @@ class Context:
         self._root = np.random.SeedSequence(spec["seed"], spawn_key=tuple(spec["seed_key"]))
         self.jobs = jobs
         self._pool = None   # a StreamPool inside ``parallel()`` when jobs > 1
+        kind = registry.experiments().get(spec.get("experiment"))
+        self._experiment_module = getattr(getattr(kind, "run", None), "__module__", None)
 
     # -- randomness ---------------------------------------------------------------------------------
     def seed_sequence(self, *names: Any) -> np.random.SeedSequence:
@@ -77,10 +81,17 @@ class Context:
         """Run ``fn()`` once per run and cache its flat dict of arrays under ``/stages/<name>``."""
         if self.store.stage_done(name):
             return self.store.read_stage(name)
-        values = fn()
+        streams = self.store.f.get("streams")
+        after = list(streams) if streams is not None else []
+        with build_log() as built:
+            values = fn()
         if not isinstance(values, dict):
             raise TypeError(f"stage {name}: fn must return a dict, got {type(values).__name__}")
         self.store.write_stage(name, values)
+        # what the stage depends on, for 'mixlab run --update' (mixlab.update)
+        write_record(self.store.f[f"stages/{name}"],
+                     stage_inputs(self.spec, self._experiment_module, built, after))
+        self.store.publish()
         return self.store.read_stage(name)
 
     def stream(self, name: str, sampler: Any, *, draws: int | None = None,
@@ -90,6 +101,7 @@ class Context:
                summarize: Callable | None = None) -> StreamResult:
         """Run a sampler under a budget into ``/streams/<name>`` (resumable); see runner."""
         rng = rng if rng is not None else self.rng("stream", name)
+        self._record_inputs(name, sampler)
         sampler = checked(sampler, name)  # the first init/step checked against the contract
         if self._pool is not None:
             kwargs = dict(draws=draws, seconds=seconds, thin=thin, record=record, block=block,
@@ -134,6 +146,15 @@ class Context:
         disable = self.quiet or not sys.stderr.isatty()
         return tqdm(total=total, desc=desc, unit="draw", disable=disable, leave=False,
                     file=sys.stderr, dynamic_ncols=True, position=position)
+
+    def _record_inputs(self, name: str, sampler: Any) -> None:
+        """Record what stream ``name`` depends on (mixlab.update), unless it is complete."""
+        g = self.store.stream_group(name)
+        ck = g.get("_checkpoint")
+        if ck is not None and ck.attrs.get("complete", False):
+            return
+        write_record(g, stream_inputs(self.spec, self._experiment_module,
+                                      built_record(sampler)))
 
     # -- output -------------------------------------------------------------------------------------
     def log(self, msg: str, always: bool = False) -> None:
@@ -243,9 +264,12 @@ def _discard_run(run_dir: Path) -> None:
 
 def execute(spec: dict, run_dir: str | Path, *, force: bool = False, quiet: bool = False,
             render: bool = True, replace: bool = False,
-            jobs: int | None = None) -> tuple[Path, str]:
+            jobs: int | None = None, update: bool = False) -> tuple[Path, str]:
     """Run (or resume) a resolved spec in ``run_dir``; returns (run_dir, what happened) where
-    what happened is 'complete' (nothing to do), 'resumed' or 'ran'.
+    what happened is 'complete' (nothing to do), 'resumed', 'updated' or 'ran'.
+
+    ``update``: bring an existing run of this or an earlier version of the spec up to date,
+    rerunning, adding or removing exactly the streams whose inputs changed (mixlab.update).
 
     The run's writer lock is taken first: a second writer is refused (mixlab.runlock), and
     ``force``/``replace`` never touch a run that another process is writing.
@@ -274,7 +298,9 @@ def execute(spec: dict, run_dir: str | Path, *, force: bool = False, quiet: bool
                 raise RunFileError(f"{exc}. Nobody is writing it: start the run afresh with "
                                    f"--force (this discards the damaged file), or run into "
                                    f"another --out directory") from exc
-            if old_spec != text and replace:
+            if update:
+                happened = "updated"
+            elif old_spec != text and replace:
                 previous = run_dir.with_name(run_dir.name + ".previous")
                 if live_writer(previous) is not None:
                     raise MixlabError(f"cannot move {run_dir} aside: {previous} is being "
@@ -285,19 +311,28 @@ def execute(spec: dict, run_dir: str | Path, *, force: bool = False, quiet: bool
                 lock.release()
                 lock = RunLock.acquire(run_dir)
             elif old_spec != text:
-                raise MixlabError(f"{run_dir} holds a run of a different spec; choose another "
-                                  f"--out directory, or pass --replace to move it aside to "
+                raise MixlabError(f"{run_dir} holds a run of a different spec; "
+                                  f"{update_hint(run_dir, spec)}, choose another --out "
+                                  f"directory, or pass --replace to move it aside to "
                                   f"{run_dir.name}.previous")
             elif status == "complete":
                 return run_dir, "complete"
             else:
                 happened = "resumed"
-                plugins.check_resume(old_plugins, run_dir)
+                try:
+                    plugins.check_resume(old_plugins, run_dir)
+                except MixlabError as exc:
+                    raise MixlabError(f"{exc}; or {update_hint(run_dir, spec)}") from None
         elif force:
             _discard_run(run_dir)
         atomic_write(run_dir / "spec.yaml", text.encode())
         store = RunStore(h5, "a", lock=lock)
         try:
+            if happened == "updated":
+                summary = _apply_update(store, run_dir, spec, text, status)
+                if summary is None:
+                    store.close()
+                    return run_dir, "complete"
             if happened == "ran":
                 attrs = provenance()
                 attrs.update(spec=text, seed_entropy=str(spec["seed"]),
@@ -307,11 +342,13 @@ def execute(spec: dict, run_dir: str | Path, *, force: bool = False, quiet: bool
             store.set_status("running")
             with _LogFile(run_dir / "log.txt") as log, _sigterm_as_interrupt():
                 ctx = Context(spec, run_dir, store, quiet=quiet, log_file=log, jobs=jobs)
-                ctx.log(f"{'resuming' if happened == 'resumed' else 'starting'} {spec['name']} "
+                ctx.log(f"{_VERBS[happened]} {spec['name']} "
                         f"({spec['experiment']}, scale {spec['scale']}) in {run_dir}")
                 if asked > 1:
                     ctx.log(f"independent streams in {jobs} worker processes"
                             + (f" (-j {asked}, {jobs} cores available)" if jobs < asked else ""))
+                if happened == "updated":
+                    ctx.log(f"update: {summary}", always=True)
                 with warnings.catch_warnings(record=True) as caught:
                     warnings.simplefilter("default")
                     kind.run(ctx)
@@ -342,6 +379,37 @@ def execute(spec: dict, run_dir: str | Path, *, force: bool = False, quiet: bool
 
         render_all(run_dir)
     return run_dir, happened
+
+
+_VERBS = {"ran": "starting", "resumed": "resuming", "updated": "updating"}
+
+
+def update_hint(run_dir: Path, spec: dict) -> str:
+    """'--update would ...' for a run that the same command refuses (mixlab.update)."""
+    from .update import plan
+
+    try:
+        with RunReader(run_dir) as r:
+            what = plan(r.f, spec).summary()
+    except (MixlabError, OSError):
+        return "pass --update to rerun only the streams whose inputs changed"
+    return f"pass --update to {what}"
+
+
+def _apply_update(store: RunStore, run_dir: Path, spec: dict, text: str,
+                  status: str) -> str | None:
+    """Discard what the spec and the code loaded now make stale (mixlab.update) and record the
+    new spec; None when the run is complete and nothing is stale."""
+    from .update import discard, plan, remove_segments
+
+    todo = plan(store.f, spec)
+    if todo.empty and status == "complete" and store.f.attrs.get("spec") == text:
+        return None
+    deleted = discard(store.f, todo)
+    store.set_root_attrs({"spec": text, "plugins": json.dumps(plugins.provenance())})
+    store.publish()                     # the file no longer links the deleted streams' segments
+    remove_segments(run_dir, deleted)
+    return todo.summary()
 
 
 def _store_diagnostics(store: RunStore, run_dir: Path, ctx: Context) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import weakref
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,6 +39,19 @@ class Built:
 
 
 _BUILT: dict[int, tuple[Any, Built]] = {}      # id(sampler) -> (weak reference, record)
+_LOGS: list[list] = []                           # open build logs (see :func:`build_log`)
+
+
+@contextmanager
+def build_log():
+    """Collect the :class:`Built` records of the samplers built inside the block (a stage
+    records which sampler entries it used)."""
+    log: list = []
+    _LOGS.append(log)
+    try:
+        yield log
+    finally:
+        _LOGS.remove(log)
 
 
 def _remember(sampler: Any, record: Built) -> None:
@@ -96,8 +110,11 @@ def built_by(factory: Any, family: str, name: str, label: str | None = None):
             if failure is None:
                 raise
             raise failure from exc
-        _remember(sampler, Built(family, name, getattr(raw, "__module__", "?"), label,
-                                 _target_dims(family, target)))
+        record = Built(family, name, getattr(raw, "__module__", "?"), label,
+                       _target_dims(family, target))
+        _remember(sampler, record)
+        for log in _LOGS:
+            log.append(record)
         return sampler
 
     return build

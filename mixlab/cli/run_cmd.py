@@ -11,6 +11,7 @@ from ..builtin_specs import resolve_spec
 from ..context import default_run_dir, execute
 from ..schema import describe
 from ..spec import RESERVED, dump, load_spec, spec_hash
+from ..update import adopt_latest, stale_note
 from .options import force_option, quiet_option, scale_option, seed_option
 
 
@@ -25,6 +26,10 @@ from .options import force_option, quiet_option, scale_option, seed_option
 @force_option
 @click.option("--replace", is_flag=True,
               help="if --out holds a run of a different spec, move it to OUT.previous first")
+@click.option("--update", is_flag=True,
+              help="bring the run up to date: rerun, add or remove exactly the streams whose "
+                   "spec entry or code changed, keep the others as they are (without --out: "
+                   "the latest run of the spec's name)")
 @quiet_option
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, metavar="N",
               help="run the independent streams of the run in N worker processes, one core "
@@ -32,15 +37,17 @@ from .options import force_option, quiet_option, scale_option, seed_option
                    "MIXLAB_JOBS, else 1]")
 @click.option("--list", "list_kinds", is_flag=True, help="list experiment kinds and exit")
 @click.option("--help-spec", is_flag=True, help="list every key of the spec's experiment kind")
-def run(spec_file, overrides, scale, out, seed, dry_run, force, replace, quiet, jobs, list_kinds,
-        help_spec):
+def run(spec_file, overrides, scale, out, seed, dry_run, force, replace, update, quiet, jobs,
+        list_kinds, help_spec):
     """Run the experiment described by SPEC (a YAML file), with dotted overrides.
 
     SPEC may also name a spec shipped with mixlab, e.g. rates_fpcd/fig2 ('mixlab specs list';
     'mixlab specs copy NAME' to edit one); a path that exists always wins over a name.
 
     Re-running a complete spec does nothing and says where its results are; an interrupted
-    run resumes from its last checkpoint; --force starts afresh.
+    run resumes from its last checkpoint; --update reruns only the streams whose sampler entry
+    or code changed (a plugin edited, a sampler added, removed or changed); --force starts
+    afresh.
 
     -j N runs the streams an experiment declares independent (one per sampler or per eps in
     most figures) N at a time, each in its own process with one BLAS thread: a time budget is
@@ -65,6 +72,11 @@ def run(spec_file, overrides, scale, out, seed, dry_run, force, replace, quiet, 
         run_league_spec(spec, out, 1, None, quiet)
         return
     run_dir = Path(out) if out else default_run_dir(spec)
+    if update and force:
+        raise click.UsageError("--update keeps what is up to date and --force discards "
+                               "everything: give one of them")
+    if update and not out:
+        run_dir = adopt_latest(run_dir)
     if dry_run:
         kind = registry.get_experiment(spec["experiment"])
         click.echo(dump(spec), nl=False)
@@ -76,9 +88,12 @@ def run(spec_file, overrides, scale, out, seed, dry_run, force, replace, quiet, 
             click.echo(f"# figures: {', '.join(sorted(figs))}")
         return
     run_dir, happened = execute(spec, run_dir, force=force, quiet=quiet, replace=replace,
-                                jobs=jobs)
+                                jobs=jobs, update=update)
     if happened == "complete":
-        click.echo(f"already complete: {run_dir} (use --force to re-run)")
+        stale = "" if update else stale_note(run_dir, spec)
+        click.echo(f"already complete: {run_dir} ({stale or 'use --force to re-run'})")
+    elif happened == "updated":
+        click.echo(f"updated and complete: {run_dir}")
     else:
         click.echo(f"{'resumed and completed' if happened == 'resumed' else 'complete'}: "
                    f"{run_dir}")

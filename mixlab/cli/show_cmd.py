@@ -12,6 +12,7 @@ import numpy as np
 
 from ..errors import RunFileError
 from ..store import RunReader
+from ..update import stale_streams
 
 
 def _clean(v):
@@ -31,8 +32,16 @@ def run_summary(run: RunReader) -> dict:
                        **({"yerr": _clean(c["yerr"])} if c["yerr"] is not None else {})}
                    for s, c in series.items()} for m, series in run.metrics().items()}
     return {"status": run.status, "live_status": run.live_status(),
-            "provenance": provenance(run),
+            "provenance": provenance(run), "stale": _stale(run),
             "results": {k: _clean(v) for k, v in run.results().items()}, "metrics": metrics}
+
+
+def _stale(run: RunReader) -> dict:
+    """``{stream: reasons}`` of the streams whose spec entry or code changed (mixlab.update)."""
+    try:
+        return stale_streams(run.f, run.spec)
+    except Exception:           # a damaged record or spec: nothing can be said about staleness
+        return {}
 
 
 def provenance(run: RunReader) -> dict:
@@ -109,6 +118,8 @@ def show(run_dir, as_json):
                 t = run.stream_time(name) if "time" in run.f[f"streams/{name}"] else []
                 secs = f"{t[-1]:.2f} s" if len(t) else "-"
                 click.echo(f"  {name:24s} {' '.join(shapes) or '(not recorded)'}  {secs}")
+        for name, why in _stale(run).items():
+            click.echo(f"stale: {name} ({'; '.join(why)}); 'mixlab run SPEC --update' reruns it")
         m = run.metrics()
         if m:
             click.echo("metrics (last point)")
