@@ -104,8 +104,8 @@ FAMILY_INFO: dict[str, Family] = {f.name: f for f in (
                "p(x) ∝ exp(Σ field·x + Σ right·x x + Σ down·x x) over ±1 spins; `init` "
                "(\"random\", \"plus\", \"minus\"); `score(x)`, `attractive`",
         draws=(
-            DrawKey("samples", "(C, R, C)", _attr_dims("field", full=True), "b", False,
-                    "the spins of each chain, True = +1"),
+            DrawKey("samples", "(C, rows, cols)", _attr_dims("field", full=True), "b", False,
+                    "the spins of each chain on the R x C grid, True = +1"),
         ),
         required=("samples",),
         step="MCMC samplers: one sweep (every site updated once, R·C site updates); "

@@ -49,7 +49,10 @@ def _first_line(text: str) -> str:
 @click.option("--json", "as_json", is_flag=True, help="print the inventory as JSON")
 @click.option("--all", "show_all", is_flag=True,
               help="also list experiment kinds' parameters (long)")
-def plugins(refs, as_json, show_all):
+@click.option("--markdown", "family", metavar="FAMILY", default=None,
+              help="print FAMILY's page for plugin authors (markdown, as in docs/plugins/): "
+                   "target, draws, one step, cost statistic, summaries, exact truths, samplers")
+def plugins(refs, as_json, show_all, family):
     """List registered samplers (by target family), experiment kinds and figures, with the
     module (and plugin) each comes from and each sampler's parameters.
 
@@ -59,6 +62,15 @@ def plugins(refs, as_json, show_all):
     paragraph, exit code 1."""
     plugin_mod.load_refs(list(refs))
     registry.load_plugins()
+    if family is not None:
+        from ..families import FAMILY_INFO
+        from ..family_pages import family_page
+
+        if family not in FAMILY_INFO:
+            raise click.UsageError(f"--markdown: unknown family '{family}'; families: "
+                                   f"{', '.join(FAMILY_INFO)}")
+        click.echo(family_page(family), nl=False)
+        return
     inv = inventory()
     if as_json:
         click.echo(json.dumps(inv, indent=1, default=str))
