@@ -316,6 +316,7 @@ def execute(spec: dict, run_dir: str | Path, *, force: bool = False, quiet: bool
                                   f"directory, or pass --replace to move it aside to "
                                   f"{run_dir.name}.previous")
             elif status == "complete":
+                lock.release(remove=True)
                 return run_dir, "complete"
             else:
                 happened = "resumed"
@@ -372,6 +373,7 @@ def execute(spec: dict, run_dir: str | Path, *, force: bool = False, quiet: bool
             _close_quietly(store, "failed", _one_line(exc))
             raise
         store.close()
+        lock.release(remove=True)  # complete: nobody needs to know who wrote it last
     finally:
         lock.release()
     if render:

@@ -3,8 +3,12 @@
 The writer holds ``fcntl.flock(LOCK_EX)`` on the file for as long as it writes, and records its
 pid, host, start time and command line in it. The kernel drops the lock when the process dies,
 however it dies (SIGKILL, the OOM killer, a power cut), so a lock is never stale: a run whose
-file says ``running`` while nobody holds the lock was interrupted. The file itself stays (deleting
-a lock file races with a process that has just opened it).
+file says ``running`` while nobody holds the lock was interrupted, and its file stays (naming the
+last writer) until the next writer takes it.
+
+A run that ends complete removes the file while still holding the lock. A process that opened the
+file just before it was removed would lock an unlinked file, so a writer checks after locking that
+the path still names the file it locked, and opens it afresh otherwise.
 """
 
 from __future__ import annotations
@@ -41,6 +45,16 @@ def _read(path: Path) -> dict:
         return {}
 
 
+def _names(path: Path, fd: int) -> bool:
+    """``path`` is the file open as ``fd`` (not removed or replaced since it was opened)."""
+    try:
+        st = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return False
+    held = os.fstat(fd)
+    return (st.st_dev, st.st_ino) == (held.st_dev, held.st_ino)
+
+
 class RunLock:
     """The exclusive writer lock of one run directory (see module docstring)."""
 
@@ -53,13 +67,18 @@ class RunLock:
         run_dir = Path(run_dir)
         run_dir.mkdir(parents=True, exist_ok=True)
         path = run_dir / LOCK_NAME
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            raise RunLocked(f"run {run_dir} is being written by {_describe(_read(path))}; wait "
-                            f"for it to finish, or run into another --out directory") from None
+        while True:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                raise RunLocked(f"run {run_dir} is being written by {_describe(_read(path))}; "
+                                f"wait for it to finish, or run into another --out "
+                                f"directory") from None
+            if _names(path, fd):
+                break
+            os.close(fd)  # a finished writer removed the file after we opened it: open afresh
         info = {"pid": os.getpid(), "host": socket.gethostname(),
                 "since": _dt.datetime.now().isoformat(timespec="seconds"),
                 "command": " ".join(sys.argv)[:500]}
@@ -70,8 +89,14 @@ class RunLock:
             pass  # the lock holds without its description (e.g. on a full disk)
         return cls(run_dir, fd)
 
-    def release(self) -> None:
+    def release(self, remove: bool = False) -> None:
+        """Drop the lock; ``remove``: delete the lock file first (the run is complete)."""
         if self._fd >= 0:
+            if remove and _names(self.run_dir / LOCK_NAME, self._fd):
+                try:
+                    os.unlink(self.run_dir / LOCK_NAME)
+                except OSError:
+                    pass  # the run stays complete; the file is found stale and reused later
             os.close(self._fd)  # closing the descriptor drops the flock
             self._fd = -1
 

@@ -146,15 +146,18 @@ class RunStore:
         return f"Saved in the last checkpoint: {parts}"
 
     def close(self, publish: bool = True) -> None:
-        """Publish (unless told not to, e.g. after a failed write) and release the lock."""
+        """Publish (unless told not to, e.g. after a failed write) and release the lock (its file
+        removed when the published run is complete)."""
+        complete = False
         try:
             if publish and self.f.id.valid:
                 self.publish()
+                complete = self.f.attrs.get("status") == "complete"
         finally:
             if self.f.id.valid:
                 self.f.close()
             if self._own_lock:
-                self.lock.release()
+                self.lock.release(remove=complete)
 
     def flush(self) -> None:
         self.publish()
