@@ -130,17 +130,24 @@ def run_decisions(ctx) -> None:
     series = sampler_series("logistic", {
         f"eps={eps:g}": {"method": "rw_mh", "eps": eps, "track_errors": True}
         for eps in p["eps"]}, {})
-    for lab, (entry, where) in series.items():
-        init = init_theta(p["init"], post, ctx.rng("init", lab), p["chains"], lap)
-        if p["burn_in"]:
-            s0 = build_sampler("logistic", entry, where, LogisticTarget(post, init, lap),
-                               p["chains"], shared)
-            r0 = ctx.stream(f"burnin/{lab}", s0, draws=p["burn_in"], record=False,
-                            rng=ctx.rng("burnin", lab))
-            init = r0.state["theta"]
-        s = build_sampler("logistic", entry, where, LogisticTarget(post, init, lap), p["chains"],
-                          shared)
-        r = ctx.stream(lab, s, draws=p["steps"], record=False, rng=ctx.rng("sample", lab))
+    starts = {}
+    with ctx.parallel():                        # the burn-ins are independent (mixlab run -j)
+        for lab, (entry, where) in series.items():
+            starts[lab] = init_theta(p["init"], post, ctx.rng("init", lab), p["chains"], lap)
+            if p["burn_in"]:
+                s0 = build_sampler("logistic", entry, where,
+                                   LogisticTarget(post, starts[lab], lap), p["chains"], shared)
+                starts[lab] = ctx.stream(f"burnin/{lab}", s0, draws=p["burn_in"], record=False,
+                                         rng=ctx.rng("burnin", lab))
+    streams = {}
+    with ctx.parallel():                        # each series starts where its burn-in ended
+        for lab, (entry, where) in series.items():
+            init = starts[lab].state["theta"] if p["burn_in"] else starts[lab]
+            s = build_sampler("logistic", entry, where, LogisticTarget(post, init, lap),
+                              p["chains"], shared)
+            streams[lab] = ctx.stream(lab, s, draws=p["steps"], record=False,
+                                      rng=ctx.rng("sample", lab))
+    for lab, r in streams.items():
         used.append(r.stats_mean["data_used"])
         wrong.append(r.stats_mean["wrong"])
         acc.append(r.stats_mean["accept"])
@@ -267,12 +274,17 @@ def run_marginals(ctx) -> None:
     target = start_target(ctx, p, post)
     shared = {"sigma": p["sigma"], "m": p["m"], "test_block": p["test_block"]}
     budget = max(p["times"])
-    for lab, (entry, where) in series.items():
-        s = WithMarginal(build_sampler("logistic", entry, where, target, p["chains"], shared),
-                         p["dims"])
-        pm = PosteriorMean(lab, truth["mean"])
-        r = ctx.stream(lab, s, seconds=budget, record=("marginal",), rng=ctx.rng("sample", lab),
-                       block=p["block"], evaluators=[pm], summarize=posterior_summaries(p, post.d))
+    streams = {}
+    with ctx.parallel():                        # the series are independent (mixlab run -j)
+        for lab, (entry, where) in series.items():
+            s = WithMarginal(build_sampler("logistic", entry, where, target, p["chains"],
+                                           shared), p["dims"])
+            pm = PosteriorMean(lab, truth["mean"])
+            streams[lab] = pm, ctx.stream(lab, s, seconds=budget, record=("marginal",),
+                                          rng=ctx.rng("sample", lab), block=p["block"],
+                                          evaluators=[pm],
+                                          summarize=posterior_summaries(p, post.d))
+    for lab, (pm, r) in streams.items():
         ctx.store.set_result(f"mean/{lab}", [float(v) for v in pm.mean()])
         ctx.store.set_result(f"{lab}/samples", r.draws)
         ctx.store.set_result(f"{lab}/data_used", r.stats_mean.get("data_used", float("nan")))
@@ -319,13 +331,17 @@ def run_sgld(ctx) -> None:
     target = start_target(ctx, p, post)
     shared = {"step_size": p["step_size"], "batch": p["batch"], "m": p["m"],
               "test_block": p["test_block"]}
-    for lab, (entry, where) in series.items():
-        s = build_sampler("logistic", entry, where, target, p["chains"], shared)
-        ev = VarianceL1(lab, truth["var"], p["chains"])
-        pm = PosteriorMean(lab, truth["mean"])
-        r = ctx.stream(lab, s, seconds=p["seconds"], evaluators=[ev, pm], record=False,
-                       rng=ctx.rng("sample", lab), block=p["block"],
-                       summarize=posterior_summaries(p, post.d))
+    streams = {}
+    with ctx.parallel():                        # the series are independent (mixlab run -j)
+        for lab, (entry, where) in series.items():
+            s = build_sampler("logistic", entry, where, target, p["chains"], shared)
+            ev = VarianceL1(lab, truth["var"], p["chains"])
+            pm = PosteriorMean(lab, truth["mean"])
+            streams[lab] = ev, pm, ctx.stream(lab, s, seconds=p["seconds"], evaluators=[ev, pm],
+                                              record=False, rng=ctx.rng("sample", lab),
+                                              block=p["block"],
+                                              summarize=posterior_summaries(p, post.d))
+    for lab, (ev, pm, r) in streams.items():
         acc = r.stats_mean.get("accept", float("nan"))
         used = r.stats_mean.get("data_used", float("nan"))
         for k, v in (("samples", r.draws), ("seconds", r.seconds), ("data_used", used),

@@ -75,13 +75,17 @@ def run_calibration(ctx) -> None:
         ctx.store.set_result(f"model/{k}", v)
     runs = {"exact": {"method": "exact", "track": True}} if p["include_exact"] else {}
     runs.update({eps_label(e): {"method": "approx", "eps": e, "track": True} for e in p["eps"]})
-    for label, (entry, where) in sampler_series("mrf", runs, {}).items():
-        sampler = build_sampler("mrf", entry, where, model, p["chains"],
-                                {"minibatch": p["minibatch"], "test_block": p["test_block"]})
-        eps = entry.get("eps")
-        ev = Calibration(label, p["bins"], p["burn_in"], paired=eps is not None)
-        res = ctx.stream(label, sampler, draws=sweeps, seconds=seconds, evaluators=[ev],
-                         record=False, block=p["block"], rng=ctx.rng("sample", label))
+    streams = {}
+    with ctx.parallel():                        # the series are independent (mixlab run -j)
+        for label, (entry, where) in sampler_series("mrf", runs, {}).items():
+            sampler = build_sampler("mrf", entry, where, model, p["chains"],
+                                    {"minibatch": p["minibatch"], "test_block": p["test_block"]})
+            eps = entry.get("eps")
+            ev = Calibration(label, p["bins"], p["burn_in"], paired=eps is not None)
+            streams[label] = eps, ev, ctx.stream(label, sampler, draws=sweeps, seconds=seconds,
+                                                 evaluators=[ev], record=False,
+                                                 block=p["block"], rng=ctx.rng("sample", label))
+    for label, (eps, ev, res) in streams.items():
         t = ev.table()
         ok = t["n"] >= p["min_count"]
         err = t["est"] - t["p"]
@@ -177,13 +181,17 @@ def run_joint_error(ctx) -> None:
     if summarize is not None:
         for m, code in enumerate(subset_configs(subsets, probs)):
             ctx.store.set_result(f"summary_config/subset_{m}", code)
-    for label, sp in p["samplers"].items():
-        base = build_sampler("mrf", sp, f"samplers.{label}", model, p["chains"],
-                             {"minibatch": p["minibatch"], "test_block": p["test_block"]})
-        ev = JointL1(label, subsets, probs, at, model.D)
-        res = ctx.stream(label, WithTerms(base, per_sweep), draws=sweeps, seconds=seconds,
-                         evaluators=[ev], record=("samples",) if p["record"] else False,
-                         block=p["block"], rng=ctx.rng("sample", label), summarize=summarize)
+    streams = {}
+    with ctx.parallel():                        # the series are independent (mixlab run -j)
+        for label, sp in p["samplers"].items():
+            base = build_sampler("mrf", sp, f"samplers.{label}", model, p["chains"],
+                                 {"minibatch": p["minibatch"], "test_block": p["test_block"]})
+            ev = JointL1(label, subsets, probs, at, model.D)
+            streams[label] = ev, ctx.stream(
+                label, WithTerms(base, per_sweep), draws=sweeps, seconds=seconds,
+                evaluators=[ev], record=("samples",) if p["record"] else False,
+                block=p["block"], rng=ctx.rng("sample", label), summarize=summarize)
+    for label, (ev, res) in streams.items():
         y, yerr = np.asarray(ev.ys), np.asarray(ev.yerr)
         ctx.store.write_metric("joint_l1_vs_sweeps", label, ev.xs_sweeps, y, yerr,
                                x_label="sweeps per chain", y_label=JointL1.y_label)
