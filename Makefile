@@ -8,6 +8,9 @@ MIXLAB := $(BIN)/mixlab
 STAMP := $(VENV)/.installed-stamp
 BENCH_STAMP := $(VENV)/.bench-stamp
 BENCH ?= quick
+# worker processes for the independent streams of each figure's run (mixlab run -j): MIXLAB_JOBS
+# if set, else every core
+JOBS ?= $(or $(MIXLAB_JOBS),$(shell nproc 2>/dev/null || echo 1))
 # The local data mirror: MIXLAB_DATA_MIRROR if set, else ../shared/data beside the clone if it exists
 # (machines without internet access keep one there); otherwise data comes from canonical URLs.
 ifeq ($(strip $(MIXLAB_DATA_MIRROR)),)
@@ -16,9 +19,9 @@ export MIXLAB_DATA_MIRROR := $(abspath ../shared/data)
 endif
 endif
 
-.PHONY: install test figures data data-full bench clean lint help league
+.PHONY: install test figures all-figures data data-full bench clean lint help league
 help:
-	@echo "make install | test | figures [SCALE=quick|paper] | fig-<paper>-<n> | league | data | bench | clean"
+	@echo "make install | test | figures [SCALE=quick|paper] [JOBS=N] | fig-<paper>-<n> | league | data | bench | clean"
 	@echo "figure targets: $(FIGURES)"
 
 install: $(STAMP)
@@ -70,12 +73,16 @@ define figure_rule
 FIGURES += $(1)
 .PHONY: $(1)
 $(1): $(STAMP) $(DATA_STAMP)
-	$(MIXLAB) run $(2) --scale $(SCALE) --out runs/$(SCALE)/$(1) --replace --quiet
+	$(MIXLAB) run $(2) --scale $(SCALE) --out runs/$(SCALE)/$(1) --replace --quiet -j $(JOBS)
 	$(MIXLAB) plot runs/$(SCALE)/$(1) -o figures/$(SCALE)/$(1).png
 endef
 include $(sort $(wildcard experiments/*/figures.mk))
 
-figures: $(FIGURES)
+# every figure, then the total wall time
+figures:
+	@start=$$(date +%s); $(MAKE) --no-print-directory all-figures || exit $$?; \
+	echo "make figures: $$(( $$(date +%s) - start )) s of wall time at -j $(JOBS)"
+all-figures: $(FIGURES)
 	@echo "figures written to figures/$(SCALE)/"
 
 # Runs benchmarks/bench_*.py, writes benchmarks/results.json, adds the run to
