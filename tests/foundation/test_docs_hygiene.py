@@ -14,7 +14,7 @@ LINK = re.compile(r"\]\(([^)\s]+)\)")
 
 
 def _texts():
-    files = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")),
+    files = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md")),
              *sorted((REPO / "mixlab").rglob("*.py"))]
     return [f for f in files if f.is_file()]
 
@@ -39,9 +39,12 @@ def test_no_history_words_in_readme_docs_or_source():
     assert not hits, "history belongs in git log / CHANGELOG.md:\n" + "\n".join(hits)
 
 
-@pytest.mark.parametrize("doc", ["README.md", *sorted(p.name for p in (REPO / "docs").glob("*.md"))])
+DOCS = ["README.md", *sorted(str(p.relative_to(REPO)) for p in (REPO / "docs").rglob("*.md"))]
+
+
+@pytest.mark.parametrize("doc", DOCS)
 def test_relative_links_resolve_to_files_and_headings(doc):
-    path = REPO / doc if doc == "README.md" else REPO / "docs" / doc
+    path = REPO / doc
     broken = []
     for target in LINK.findall(path.read_text()):
         if re.match(r"[a-z]+:", target):                     # http:, https:, mailto:
