@@ -143,3 +143,28 @@ def test_update_reruns_only_what_changed(tmp_path):
     assert after["samples" if "samples" in after else "stats/accept"] != \
         before["gibbs"]["samples" if "samples" in after else "stats/accept"]
     assert stream_bytes(out, "mine") != mine_before                   # the edited plugin's
+
+
+def test_update_without_out_takes_the_latest_run_of_the_name(tmp_path, monkeypatch):
+    """The default run directory is named by the spec's hash: --update moves the latest run of
+    the same name there and reruns what the change makes stale (here every stream: a shared
+    setting changed), keeping the file's other settings."""
+    from click.testing import CliRunner
+
+    from mixlab.cli import cli
+
+    monkeypatch.chdir(tmp_path)
+    spec = tmp_path / "toy.yaml"
+    spec.write_text("name: upd\nexperiment: toy.gaussian\ndim: 2\nchains: 2\n"
+                    "budget: {draws: 100}\nblock: 50\n")
+    r = CliRunner().invoke(cli, ["run", str(spec), "--quiet"])
+    assert r.exit_code == 0, r.output
+    (old,) = list((tmp_path / "runs" / "upd").iterdir())
+    r = CliRunner().invoke(cli, ["run", str(spec), "step=0.4", "--update"])
+    assert r.exit_code == 0, r.output
+    assert "rerun 'rwm' (the spec's shared settings changed)" in r.output, r.output
+    (new,) = list((tmp_path / "runs" / "upd").iterdir())
+    assert new != old and "updated and complete" in r.output
+    with h5py.File(new / "run.h5", "r") as f:
+        assert "step: 0.4" in f.attrs["spec"] and f.attrs["status"] == "complete"
+        assert f["streams/rwm/samples"].shape[:2] == (2, 100)
