@@ -33,7 +33,7 @@ from .runlock import RunLock, live_writer
 from .runner import StreamResult, run_stream
 from .sampler_builds import build_log, built_record
 from .segments import SEGMENT_DIR
-from .spec import dump, spec_hash
+from .spec import check_startup, dump, spec_hash
 from .store import RUN_FILE, RunReader, RunStore
 from .update import stage_inputs, stream_inputs, write_record
 
@@ -350,6 +350,7 @@ def execute(spec: dict, run_dir: str | Path, *, force: bool = False, quiet: bool
                             + (f" (-j {asked}, {jobs} cores available)" if jobs < asked else ""))
                 if happened == "updated":
                     ctx.log(f"update: {summary}", always=True)
+                check_startup(spec)   # what --dry-run checks, before any work
                 with warnings.catch_warnings(record=True) as caught:
                     warnings.simplefilter("default")
                     kind.run(ctx)

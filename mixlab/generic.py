@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .checkpoint import AttributeState
+from .errors import SpecError
 from .registry import experiment, figure
 from .schema import Param
 
@@ -92,15 +93,18 @@ SCHEMA = {
 }
 
 
-@experiment("toy.gaussian", schema=SCHEMA,
+def check_toy(p: dict) -> None:
+    """Start-up validation: a budget to stop at."""
+    if p["budget"]["draws"] is None and p["budget"]["seconds"] is None:
+        raise SpecError("is null and so is budget.seconds: give budget.draws or budget.seconds",
+                        "budget.draws")
+
+
+@experiment("toy.gaussian", schema=SCHEMA, check=check_toy,
             help="random-walk Metropolis on a Gaussian; checks the runner end to end")
 def run_toy(ctx) -> None:
     p = ctx.params
     budget = p["budget"]
-    if budget["draws"] is None and budget["seconds"] is None:
-        from .errors import SpecError
-
-        raise SpecError("give budget.draws or budget.seconds", "budget")
     scales = np.linspace(1.0, 2.0, p["dim"])
     sampler = GaussianRWM(p["dim"], p["chains"], p["step"], scales)
     n_max = budget["draws"] or 10**6

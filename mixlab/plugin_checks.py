@@ -44,6 +44,8 @@ def check_registrations(added: list[tuple[str, str]], snap: dict) -> None:
         elif kind == "experiment":
             if not callable(new.run):
                 raise RegistrationError(f"{where}: run is not callable")
+            if new.check is not None and not callable(new.check):
+                raise RegistrationError(f"{where}: check is not callable")
             if not isinstance(new.schema, dict):
                 raise RegistrationError(f"{where}: schema must be a dict of spec keys")
             clash = set(new.schema) & (set(RESERVED) | {"scales", "plugins"})

@@ -23,10 +23,16 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class ExperimentKind:
+    """An experiment kind: ``run(ctx)``, its spec ``schema``, and ``check(spec)``, the start-up
+    validation beyond the schema (cross-key rules, files named by the spec) that both
+    ``mixlab run --dry-run`` and the run itself call before any work (None: the schema is
+    all)."""
+
     name: str
     run: Callable
     schema: dict
     help: str
+    check: Callable | None = None
 
 
 @dataclass(frozen=True)
@@ -68,14 +74,18 @@ _SAMPLERS: dict[str, dict[str, SamplerKind]] = {f: {} for f in FAMILIES}
 _FIGURES: dict[str, FigureKind] = {}
 
 
-def experiment(name: str, schema: dict, help: str = "") -> Callable:
+def experiment(name: str, schema: dict, help: str = "",
+               check: Callable | None = None) -> Callable:
     """Register ``run(ctx)`` as experiment kind ``name`` with spec ``schema`` (see mixlab.schema).
 
     The reserved top-level keys ``name``, ``experiment``, ``seed``, ``description``, ``scales``
-    and ``scale`` must not appear in ``schema``."""
+    and ``scale`` must not appear in ``schema``. ``check(spec)``, when given, receives the
+    validated spec and raises :class:`mixlab.errors.SpecError` naming the full dotted key of
+    anything the run would refuse at start; it must be cheap and must not write anything."""
 
     def deco(fn: Callable) -> Callable:
-        _EXPERIMENTS[name] = ExperimentKind(name, fn, schema, help or (fn.__doc__ or "").strip())
+        _EXPERIMENTS[name] = ExperimentKind(name, fn, schema, help or (fn.__doc__ or "").strip(),
+                                            check)
         return fn
 
     return deco

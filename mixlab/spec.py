@@ -21,8 +21,8 @@ from .errors import SpecError
 from .schema import validate
 from .spec_keys import RESERVED, SCALES
 
-__all__ = ["RESERVED", "SCALES", "check_path_component", "dump", "load_spec", "resolve",
-           "spec_hash"]
+__all__ = ["RESERVED", "SCALES", "check_path_component", "check_startup", "dump", "load_spec",
+           "resolve", "spec_hash"]
 
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
 
@@ -162,6 +162,16 @@ def resolve(raw: dict, *, overrides: list[str] | tuple = (), scale: str = "quick
         resolved["name"] = default_name
     check_path_component(resolved["name"], "name")
     return resolved
+
+
+def check_startup(spec: dict) -> None:
+    """The start-up validation of a resolved spec beyond its schema: the experiment kind's
+    ``check(spec)`` (cross-key rules, the files and data sets the spec names). ``mixlab run
+    --dry-run`` and :func:`mixlab.context.execute` both call it before any work, so a dry run
+    refuses exactly what the run would refuse at start; a SpecError names the full dotted key."""
+    kind = registry.get_experiment(spec["experiment"])
+    if kind.check is not None:
+        kind.check(spec)
 
 
 def load_spec(path: str | Path, **kwargs) -> dict:

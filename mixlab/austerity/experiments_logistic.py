@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import SpecError
 from ..registry import experiment
 from ..schema import Param
+from . import checks
 from .blas import one_blas_thread
 from .evaluators import PosteriorMean, PredictiveRisk, VarianceL1
 from .limits import BLOCK_MAX, CHAINS_MAX, MINIBATCH_MAX, STEPS_MAX
@@ -62,7 +62,8 @@ SCHEMA_TSTAT = {
 }
 
 
-@experiment("austerity.tstat", schema=SCHEMA_TSTAT,
+@experiment("austerity.tstat", schema=SCHEMA_TSTAT, check=checks.logistic(),
+            adapt=checks.adapt_logistic,
             help="Fig 1: t statistic under resampling without replacement vs Student-t")
 @one_blas_thread
 def run_tstat(ctx) -> None:
@@ -118,7 +119,8 @@ SCHEMA_DECISIONS = {
 }
 
 
-@experiment("austerity.rw_decisions", schema=SCHEMA_DECISIONS,
+@experiment("austerity.rw_decisions", schema=SCHEMA_DECISIONS, check=checks.logistic(),
+            adapt=checks.adapt_logistic,
             help="Fig 2: fraction of data used and of wrong decisions vs eps (RW-MH)")
 @one_blas_thread
 def run_decisions(ctx) -> None:
@@ -188,6 +190,7 @@ SCHEMA_RISK = {
 
 
 @experiment("austerity.rw_risk", schema=SCHEMA_RISK,
+            check=checks.logistic(lambda p: list(rw_labels(p))), adapt=checks.adapt_logistic,
             help="Fig 3: risk of the predictive mean vs wall-clock time, RW-MH, several eps")
 @one_blas_thread
 def run_risk(ctx) -> None:
@@ -232,10 +235,14 @@ def run_risk(ctx) -> None:
         ctx.store.set_result("min_risk_at_eps_gt_0", bool(best > 0))
 
 
+def rw_labels(p: dict) -> dict:
+    """The experiment's own series of Figs 3-4: RW-MH at each of the spec's ``eps``."""
+    return {f"eps={eps:g}": {"method": "rw_mh", "eps": eps} for eps in p["eps"]}
+
+
 def rw_series(p: dict) -> dict:
     """The series of Figs 3-4: RW-MH at each of the spec's ``eps``, then its ``samplers``."""
-    return sampler_series("logistic", {f"eps={eps:g}": {"method": "rw_mh", "eps": eps}
-                                       for eps in p["eps"]}, p["samplers"])
+    return sampler_series("logistic", rw_labels(p), p["samplers"])
 
 
 def series_labels(spec: dict) -> list[str]:
@@ -258,16 +265,14 @@ del SCHEMA_MARGINALS["seconds"]
 
 
 @experiment("austerity.rw_marginals", schema=SCHEMA_MARGINALS,
+            check=checks.logistic(lambda p: list(rw_labels(p)), dims=True),
+            adapt=checks.adapt_logistic,
             help="Fig 4: (θ1, θ2) marginals of RW-MH at three wall times vs the HMC truth")
 @one_blas_thread
 def run_marginals(ctx) -> None:
     p = ctx.params
-    if len(p["dims"]) != 2:
-        raise SpecError("give exactly two coordinates", "dims")
     series = rw_series(p)
     post, Xt, _yt, _name = load_problem(ctx, p["data"], p["model"])
-    if max(p["dims"]) >= post.d:
-        raise SpecError(f"coordinates must be < d = {post.d}", "dims")
     truth = truth_once(ctx, post, Xt, p["hmc"])
     record_truth(ctx, truth)
     ctx.store.write_array("truth/marginal", truth["samples"][:, p["dims"]].astype(np.float32))
@@ -318,6 +323,7 @@ SCHEMA_SGLD = {
 
 
 @experiment("austerity.sgld_variance", schema=SCHEMA_SGLD,
+            check=checks.logistic(lambda p: list(sgld_builtin(p))), adapt=checks.adapt_logistic,
             help="Figs 5-6: L1 error of the posterior variance vs wall time, SGLD proposals")
 @one_blas_thread
 def run_sgld(ctx) -> None:

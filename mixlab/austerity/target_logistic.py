@@ -201,18 +201,43 @@ def _posterior(ctx, dspec, mspec, X, y, Xt, yt, name, columns):
     return post, np.asarray(Xt, np.float32), yt, name
 
 
+def check_data_keys(dspec: dict) -> None:
+    """The ``data`` keys that cannot go together: data.synthetic or data.file replace the named
+    data set and its image-set keys; a file needs its label column (SpecError naming the key;
+    called at start, see mixlab.austerity.checks, and again by the loaders)."""
+    if dspec["synthetic"] is not None:
+        for key, fix in (("file", "drop data.file"), ("classes", "set data.classes: null"),
+                         ("pca", "set data.pca: null"),
+                         ("subsample", "set data.subsample: null")):
+            if dspec[key] is not None:
+                raise SpecError(f"does not apply to data.synthetic: {fix}, or drop "
+                                f"data.synthetic", f"data.{key}")
+        if dspec["name"] != "auto":
+            raise SpecError(f"is {dspec['name']!r} but data.synthetic replaces the named data "
+                            f"set: set data.name: auto with data.synthetic", "data.name")
+        return
+    if dspec["file"] is None:
+        return
+    if dspec["name"] != "auto":
+        raise SpecError(f"is {dspec['name']!r} (given, or this experiment's default) but "
+                        f"data.file replaces the named data set: set data.name: auto with "
+                        f"data.file, or drop data.file", "data.name")
+    if dspec["classes"] is not None:
+        raise SpecError("applies to the image sets; a file's label column must already be 0/1 "
+                        "(set data.classes: null)", "data.classes")
+    if dspec["label"] is None:
+        raise SpecError("is required with data.file: the name of the 0/1 label column",
+                        "data.label")
+    if dspec["test_file"] is not None and dspec["test_fraction"] is not None:
+        raise SpecError("give data.test_file or data.test_fraction, not both",
+                        "data.test_fraction")
+
+
 def load_synthetic(ctx, dspec: dict, mspec: dict):
     """``data.synthetic`` (see mixlab.austerity.synthetic): the posterior on the generated rows,
     with data/theta_star (the generating parameters; 0 for the bias column) recorded."""
     from .synthetic import generate, synthetic_spec
-    for key, fix in (("file", "drop data.file"), ("classes", "set data.classes: null"),
-                     ("pca", "set data.pca: null"), ("subsample", "set data.subsample: null")):
-        if dspec[key] is not None:
-            raise SpecError(f"does not apply to data.synthetic: {fix}, or drop data.synthetic",
-                            f"data.{key}")
-    if dspec["name"] != "auto":
-        raise SpecError(f"is {dspec['name']!r} but data.synthetic replaces the named data set: "
-                        f"set data.name: auto with data.synthetic", "data.name")
+    check_data_keys(dspec)
     spec = synthetic_spec(dspec["synthetic"])
     syn = generate(spec)
     post, Xt, yt, name = _posterior(ctx, dspec, mspec, syn.X, syn.y, syn.X_test, syn.y_test,
@@ -228,19 +253,7 @@ def load_user_table(ctx, dspec: dict):
     PCA-projected with the training rows' statistics), the data name, the column names."""
     from ..data.transforms import pca_apply, pca_fit
     from ..data.user_tables import read_table, split_and_standardize
-    if dspec["name"] != "auto":
-        raise SpecError(f"is {dspec['name']!r} (given, or this experiment's default) but "
-                        f"data.file replaces the named data set: set data.name: auto with "
-                        f"data.file, or drop data.file", "data.name")
-    if dspec["classes"] is not None:
-        raise SpecError("applies to the image sets; a file's label column must already be 0/1 "
-                        "(set data.classes: null)", "data.classes")
-    if dspec["label"] is None:
-        raise SpecError("is required with data.file: the name of the 0/1 label column",
-                        "data.label")
-    if dspec["test_file"] is not None and dspec["test_fraction"] is not None:
-        raise SpecError("give data.test_file or data.test_fraction, not both",
-                        "data.test_fraction")
+    check_data_keys(dspec)
     train = read_table(dspec["file"], dspec["label"], dspec["features"], "data.file")
     test = (read_table(dspec["test_file"], dspec["label"], train.columns, "data.test_file")
             if dspec["test_file"] is not None else None)

@@ -10,7 +10,7 @@ from .. import registry
 from ..builtin_specs import resolve_spec
 from ..context import default_run_dir, execute
 from ..schema import describe
-from ..spec import RESERVED, dump, load_spec, spec_hash
+from ..spec import RESERVED, check_startup, dump, load_spec, spec_hash
 from ..update import adopt_latest, stale_note
 from .options import force_option, quiet_option, scale_option, seed_option
 
@@ -78,6 +78,7 @@ def run(spec_file, overrides, scale, out, seed, dry_run, force, replace, update,
     if update and not out:
         run_dir = adopt_latest(run_dir)
     if dry_run:
+        check_startup(spec)   # the run's own start-up validation (see execute), nothing less
         kind = registry.get_experiment(spec["experiment"])
         click.echo(dump(spec), nl=False)
         click.echo(f"# would run experiment '{kind.name}' ({kind.help.splitlines()[0] if kind.help else ''})")
@@ -87,6 +88,7 @@ def run(spec_file, overrides, scale, out, seed, dry_run, force, replace, update,
         if figs:
             click.echo(f"# figures: {', '.join(sorted(figs))}")
         return
+    check_startup(spec)   # refused here, the run directory is not touched
     run_dir, happened = execute(spec, run_dir, force=force, quiet=quiet, replace=replace,
                                 jobs=jobs, update=update)
     if happened == "complete":

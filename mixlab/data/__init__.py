@@ -54,6 +54,7 @@ __all__ = [
     "Dataset",
     "Split",
     "data_dir",
+    "check_load_args",
     "data_schema",
     "fetch",
     "info",
@@ -127,6 +128,26 @@ def data_schema(name: Any = REQUIRED, **defaults: Any) -> dict:
     for k, v in defaults.items():
         out[k] = dataclasses.replace(DATA_SCHEMA[k], default=v)
     return out
+
+
+def check_load_args(name: str, classes=None, pca: int | None = None,
+                    path: str = "data") -> int:
+    """The checks :func:`load` makes of ``classes`` and ``pca`` that need only the registry
+    (made at a run's start, before any data is read); a SpecError names ``<path>.<key>``.
+    Returns the data's dimension after PCA."""
+    spec = get_spec(name)
+    if classes is not None:
+        classes = [int(c) for c in classes]
+        if len(set(classes)) != len(classes):
+            raise SpecError(f"repeats a class: {classes}", f"{path}.classes")
+        bad = [c for c in classes if not 0 <= c < spec.n_classes]
+        if bad:
+            raise SpecError(f"class(es) {bad} not in this data set (labels "
+                            f"0..{spec.n_classes - 1})", f"{path}.classes")
+    if pca is not None and int(pca) > spec.dim:
+        raise SpecError(f"asks for {pca} components of {name}, whose examples have dimension "
+                        f"{spec.dim}", f"{path}.pca")
+    return int(pca) if pca is not None else spec.dim
 
 
 def load_from_spec(d: dict, path: str = "data") -> Dataset:

@@ -34,16 +34,23 @@ from .parsers import read_idx
 SPLITS = ("train", "valid", "test")
 
 
+def check_image_file(path: str | Path, key: str = "data.file") -> Path:
+    """``path`` expanded, or a DataError naming ``key`` when there is no such file (the check
+    a run makes before reading it, made by ``--dry-run`` too)."""
+    p = Path(path).expanduser()
+    if not p.is_file():
+        raise DataError(f"{key}: data file {p} not found (give a path to a .npy, .npz or IDX "
+                        "file; relative paths are taken from the working directory)")
+    return p
+
+
 def load_user_images(path: str | Path, *, binarize: float | None = None,
                      valid_fraction: float = 0.1, test_fraction: float = 0.1,
                      max_train: int | None = None, key: str = "data.file") -> Dataset:
     """The image set in ``path`` as a :class:`mixlab.data.Dataset` (X float32 (n, D); labels
     all 0; binarised at ``binarize`` when given; ``shape`` the image shape when the file has
     one or D is a perfect square).  ``key`` is the spec key named in errors."""
-    p = Path(path).expanduser()
-    if not p.is_file():
-        raise DataError(f"{key}: data file {p} not found (give a path to a .npy, .npz or IDX "
-                        "file; relative paths are taken from the working directory)")
+    p = check_image_file(path, key)
     arrays, given = _read(p, key)
     shape = None
     for name, A in arrays.items():

@@ -29,6 +29,7 @@ from ..schema import MapOf, Param, SamplerEntry
 from . import evaluators as ev_mod
 from . import isl as isl_mod
 from . import samplers as _builtin_samplers  # noqa: F401  (registers the built-in samplers)
+from .checks import check_bias, check_isl
 from .model import RBM
 from .summaries import summarizer
 from .target import INIT_CHOICES, data_schema, prepare, train_schema
@@ -93,12 +94,6 @@ BIAS_SCHEMA = {**COMMON,
 # ---------------------------------------------------------------------------------------------
 # samplers from the registry
 
-def validate_labels(p: dict) -> None:
-    for label in p["samplers"]:
-        if "/" in label:
-            raise SpecError("sampler labels must not contain '/'", f"samplers.{label}")
-
-
 def build_sampler(label: str, entry: dict, target, chains: int):
     """The registered ``rbm`` sampler named by ``entry["method"]``, built by its factory with the
     entry's other keys; a factory's ValueError becomes a SpecError naming ``samplers.<label>``."""
@@ -127,7 +122,6 @@ def draw_keys(sampler) -> tuple[str, ...]:
 def run_isl(ctx) -> None:
     """Train (or load) an RBM, run the samplers, ISL curves, training-set line, speed-ups."""
     p = ctx.params
-    validate_labels(p)
     ds, target = prepare(ctx)
     ctx.store.set_result("data_sizes", f"train {ds.train.n}, valid {ds.valid.n}, "
                                        f"test {ds.test.n}")
@@ -186,8 +180,6 @@ def run_isl(ctx) -> None:
 def _speedups(ctx, islp: dict, ref: str, curves: dict) -> None:
     """Coverage speed-ups of every sampler against the reference ``ref`` (results
     ``speedup[@n]/<label>``, ``ref_samples_needed[@n]/<label>``, ``speedup_n[@n]/<label>``)."""
-    if ref not in curves:
-        raise SpecError(f"'{ref}' is not a sampler label of this spec", "isl.reference")
     for label, (x, y) in curves.items():
         if label == ref:
             continue
@@ -213,18 +205,19 @@ def _sequence(ctx, label: str, n: int) -> np.ndarray:
     """The first n draws of chain 0 (n, V) float32: E[x|h] when recorded, else binary x."""
     keys = ctx.store.stream_keys(label)
     key = "means" if "means" in keys else "samples"
-    if key not in keys:
-        raise SpecError("sequence.length needs the draws recorded: set record to [samples] "
-                        "or [samples, means]", "record")
+    if key not in keys:   # the sampler emits neither of the recorded keys
+        raise SpecError(f"sequence.length needs the draws recorded, and sampler '{label}' "
+                        f"records none of {', '.join(ctx.params['record'])}: set record to "
+                        f"[samples] or [samples, means]", "record")
     raw = ctx.store.stream(label, key, chains=slice(0, 1), draws=slice(0, n))
     return np.asarray(raw[0], dtype=np.float32)
 
 
-experiment("rates_fpcd.isl", schema=ISL_EXP_SCHEMA,
+experiment("rates_fpcd.isl", schema=ISL_EXP_SCHEMA, check=check_isl,
            help="ISL vs number of samples for RBM samplers (rates-FPCD paper, Figs 2-3)")(run_isl)
-experiment("rates_fpcd.sequences", schema=ISL_EXP_SCHEMA,
+experiment("rates_fpcd.sequences", schema=ISL_EXP_SCHEMA, check=check_isl,
            help="consecutive samples of each sampler (rates-FPCD paper, Fig 1)")(run_isl)
-experiment("rates_fpcd.sample", schema=ISL_EXP_SCHEMA,
+experiment("rates_fpcd.sample", schema=ISL_EXP_SCHEMA, check=check_isl,
            help="draw samples from a trained RBM ('mixlab sample'); figures: a grid of "
                 "consecutive samples, and the ISL once 'mixlab evaluate isl' stored it")(run_isl)
 
@@ -250,7 +243,6 @@ def run_bias(ctx) -> None:
     """Test log-likelihood of θ⁻ = θ + θ_F along each sampler's run.  Samplers without fast
     weights (no ``effective_params(state)``, e.g. Gibbs: θ⁻ = θ throughout) are skipped."""
     p = ctx.params
-    validate_labels(p)
     ds, target = prepare(ctx)
     llp = p["ll"]
     Xe = ev_mod.binary(getattr(ds, llp["split"]).X)
@@ -291,5 +283,5 @@ def run_bias(ctx) -> None:
                            x_label="samples", y_label="log-likelihood")
 
 
-experiment("rates_fpcd.bias", schema=BIAS_SCHEMA,
+experiment("rates_fpcd.bias", schema=BIAS_SCHEMA, check=check_bias,
            help="test log-likelihood of the effective parameters θ+θ_F while sampling")(run_bias)

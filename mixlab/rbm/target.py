@@ -95,14 +95,10 @@ def load_data(p: dict, ctx=None):
 
 
 def _load_file(d: dict):
+    """The user's image file (its combination with other data keys is checked at start, see
+    mixlab.rbm.checks)."""
     from ..data.user_images import load_user_images
 
-    for k in ("name", "fallback", "classes", "pca"):
-        if d.get(k) is not None:
-            why = ("the file replaces the registered data set" if k in ("name", "fallback")
-                   else "not available for an image file")
-            raise SpecError(f"cannot be combined with data.file ({why}): remove one of them",
-                            f"data.{k}")
     return load_user_images(d["file"], binarize=d["binarize"],
                             valid_fraction=d["valid_fraction"], test_fraction=d["test_fraction"],
                             max_train=d["max_train"], key="data.file")

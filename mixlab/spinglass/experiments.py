@@ -27,7 +27,7 @@ import numpy as np
 
 from ..registry import experiment
 from ..schema import Param
-from . import exact
+from . import checks, exact
 from .bounds import expected_lower_bound, probable_lower_bound, upper_bound
 from .model import random_spin_glass
 from .perturb import UnbiasedSampler
@@ -147,7 +147,7 @@ FILES_SCHEMA = {
 }
 
 
-@experiment("perturb_map.logz_of_models", schema=FILES_SCHEMA,
+@experiment("perturb_map.logz_of_models", schema=FILES_SCHEMA, check=checks.logz_of_models,
             help="log Z bounds and variational estimates on your own spin glass files")
 def run_logz_of_models(ctx) -> None:
     from ..errors import MixlabError, SpecError
@@ -157,10 +157,7 @@ def run_logz_of_models(ctx) -> None:
     base = _baselines(p["baselines"])
     series = ["upper", "expected_lb", "probable_lb"] + [b for b in p["baselines"] if b in base]
     models = [load_user_model(f, f"models[{i}]") for i, f in enumerate(p["models"])]
-    labels = [Path(f).stem for f in p["models"]]
-    if len(set(labels)) != len(labels):
-        raise SpecError("two model files have the same name; the file names label the results",
-                        "models")
+    labels = [Path(f).stem for f in p["models"]]   # distinct (checked at start)
     rows = []
     for i, (model, label) in enumerate(zip(models, labels)):
         def point(i=i, model=model):

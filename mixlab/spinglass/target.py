@@ -67,12 +67,17 @@ def exact_reference(model: SpinGlass) -> dict | None:
 
 def require_exact(model: SpinGlass, what: str, key: str) -> dict:
     """:func:`exact_reference`, or a SpecError saying why there is none."""
-    ref = exact_reference(model)
-    if ref is None:
+    check_exact_size(model.rows, model.cols, what, key)
+    return exact_reference(model)
+
+
+def check_exact_size(rows: int, cols: int, what: str, key: str) -> None:
+    """A SpecError naming ``key`` when a rows x cols grid is too wide for the transfer matrix
+    (the start-up check of :func:`require_exact`)."""
+    if min(rows, cols) > MAX_WIDTH:
         raise SpecError(f"{what} needs the exact marginals as its reference, and the transfer "
                         f"matrix needs min(rows, cols) <= {MAX_WIDTH}; this grid is "
-                        f"{model.rows}x{model.cols}", key)
-    return ref
+                        f"{rows}x{cols}", key)
 
 
 def coupling_signs(model: SpinGlass) -> str:
