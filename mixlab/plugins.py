@@ -42,7 +42,12 @@ DOCS = "docs/plugins.md"
 
 
 class PluginError(MixlabError):
-    """A plugin could not be imported or registered something invalid (exit code 1)."""
+    """A plugin could not be imported or registered something invalid (exit code 1).
+
+    ``attempted``: what its import had registered before it was undone (``"sampler
+    family/name"``, ...)."""
+
+    attempted: list[str] = []
 
 
 @dataclass
@@ -88,7 +93,34 @@ PLUGIN_MODULES = (
     "mixlab.league.league",
 )
 
+@dataclass
+class BrokenPlugin:
+    """An installed plugin (entry point or ``MIXLAB_PLUGINS``) that failed to import or to
+    register: skipped with a one-line warning; ``message`` is the full paragraph, ``attempted``
+    what it had registered before it was undone, ``trace`` the traceback (for ``--debug``)."""
+
+    ref: str
+    source: str
+    where: str
+    message: str
+    cause: str
+    attempted: list[str]
+    trace: str
+
+    def warning(self) -> str:
+        """One line for stderr: the plugin, why, and the fix."""
+        line = (f"warning: plugin {self.where} is broken and was skipped ({self.cause}); fix "
+                f"it or remove it from {_fix(self.source)}; what does not use it runs, "
+                f"'mixlab plugins' shows the whole message")
+        return " ".join(line.split())
+
+    def record(self) -> dict:
+        return {"ref": self.ref, "source": self.source, "message": self.message,
+                "attempted": list(self.attempted)}
+
+
 _PLUGINS: dict[str, Plugin] = {}      # key: module name (or the absolute path of a .py file)
+_BROKEN: dict[str, BrokenPlugin] = {}
 _builtin_done = False
 _installed_done = False
 _installing = False
@@ -148,13 +180,46 @@ def load_installed() -> None:
             dist = getattr(ep, "dist", None)
             where = (f"entry point '{ep.name} = {ep.value}' (group {ENTRY_POINT_GROUP}"
                      + (f", package {dist.name} {dist.version})" if dist else ")"))
-            _load(ep.value, "entry point", where, entry_point=ep)
+            _load_or_skip(ep.value, "entry point", where, entry_point=ep)
         for ref in env_entries():
             where = f"'{ref}' (from {ENV_VAR})"
-            _load(ref, ENV_VAR, where, base=Path.cwd())
+            _load_or_skip(ref, ENV_VAR, where, base=Path.cwd())
         _installed_done = True
     finally:
         _installing = False
+
+
+def _load_or_skip(ref: str, source: str, where: str, **kw) -> None:
+    """Load an installed plugin; a broken one is recorded and warned about in one line, so that
+    what does not use it still runs (what names it fails with the whole message)."""
+    try:
+        _load(ref, source, where, **kw)
+    except PluginError as exc:
+        root = exc.__cause__ or exc
+        cause = f"{type(root).__name__}: {root}" if exc.__cause__ is not None else str(exc)
+        trace = "".join(traceback.format_exception(root))
+        bad = BrokenPlugin(ref, source, where, str(exc), cause[:300], list(exc.attempted), trace)
+        _BROKEN[ref] = bad
+        print(bad.warning(), file=sys.stderr, flush=True)
+
+
+def broken() -> list[BrokenPlugin]:
+    """The installed plugins that failed to load (each was skipped with a warning)."""
+    return list(_BROKEN.values())
+
+
+def broken_provider(kind: str, name: str) -> str | None:
+    """When a ``kind`` (``sampler``, ``experiment``) called ``name`` (``family/name`` for a
+    sampler) is not registered and installed plugins failed to load: a paragraph saying so,
+    with their full messages (the one that registered ``name`` before failing, when known,
+    else every broken one). None when no installed plugin is broken."""
+    if not _BROKEN:
+        return None
+    wanted = f"{kind} {name}"
+    owners = [b for b in _BROKEN.values() if wanted in b.attempted] or list(_BROKEN.values())
+    lead = ("it comes from a plugin that failed to load" if wanted in owners[0].attempted
+            else "it may come from an installed plugin that failed to load")
+    return f"{lead}: " + " ".join(b.message for b in owners)
 
 
 def env_entries() -> list[str]:
@@ -239,6 +304,39 @@ def _load(ref: str, source: str, where: str, *, base: Path | None = None,
         return _PLUGINS[key]
     before = registrations.snapshot()
     try:
+        try:
+            module = _import(ref, key, path, where, source, entry_point)
+        finally:
+            attempted = [f"{kind} {name}" for kind, name in registrations.changes(before)]
+    except PluginError as exc:
+        registrations.restore(before)
+        exc.attempted = attempted
+        raise
+    added = registrations.changes(before)
+    try:
+        plugin_checks.check_registrations(added, before)
+    except registrations.RegistrationError as exc:
+        registrations.restore(before)
+        err = PluginError(_invalid(where, exc, source))
+        err.attempted = attempted
+        raise err from exc
+    plugin = Plugin(ref=ref, source=source, module=module.__name__,
+                    registered=[f"{kind} {name}" for kind, name in added])
+    file = getattr(module, "__file__", None)
+    if file:
+        plugin.file = str(Path(file).resolve())
+        plugin.sha256 = _sha256(plugin.file)
+    if entry_point is not None and getattr(entry_point, "dist", None) is not None:
+        plugin.distribution = entry_point.dist.name
+        plugin.version = entry_point.dist.version
+    _PLUGINS[key] = plugin
+    return plugin
+
+
+def _import(ref: str, key: str, path: Path | None, where: str, source: str, entry_point):
+    """Import one plugin's module; any failure of its code becomes a one-paragraph
+    :class:`PluginError` (the caller undoes what it registered)."""
+    try:
         if path is not None:
             module = _import_file(path, where)
         elif entry_point is not None:
@@ -252,13 +350,10 @@ def _load(ref: str, source: str, where: str, *, base: Path | None = None,
         else:
             module = importlib.import_module(ref)
     except PluginError:
-        registrations.restore(before)
         raise
     except registrations.RegistrationError as exc:
-        registrations.restore(before)
         raise PluginError(_invalid(where, exc, source)) from exc
     except ModuleNotFoundError as exc:
-        registrations.restore(before)
         missing = exc.name or str(exc)
         if path is None and (missing == key or key.startswith(missing + ".")):
             raise PluginError(f"plugin {where} cannot be imported: there is no module "
@@ -267,25 +362,8 @@ def _load(ref: str, source: str, where: str, *, base: Path | None = None,
                               f"{_fix(source)}.") from exc
         raise PluginError(_failure(where, exc, source)) from exc
     except Exception as exc:  # the plugin's own code failed: one paragraph, not a traceback
-        registrations.restore(before)
         raise PluginError(_failure(where, exc, source)) from exc
-    added = registrations.changes(before)
-    try:
-        plugin_checks.check_registrations(added, before)
-    except registrations.RegistrationError as exc:
-        registrations.restore(before)
-        raise PluginError(_invalid(where, exc, source)) from exc
-    plugin = Plugin(ref=ref, source=source, module=module.__name__,
-                    registered=[f"{kind} {name}" for kind, name in added])
-    file = getattr(module, "__file__", None)
-    if file:
-        plugin.file = str(Path(file).resolve())
-        plugin.sha256 = _sha256(plugin.file)
-    if entry_point is not None and getattr(entry_point, "dist", None) is not None:
-        plugin.distribution = entry_point.dist.name
-        plugin.version = entry_point.dist.version
-    _PLUGINS[key] = plugin
-    return plugin
+    return module
 
 
 def _import_file(path: Path, where: str):

@@ -26,13 +26,15 @@ class ExperimentKind:
     """An experiment kind: ``run(ctx)``, its spec ``schema``, and ``check(spec)``, the start-up
     validation beyond the schema (cross-key rules, files named by the spec) that both
     ``mixlab run --dry-run`` and the run itself call before any work (None: the schema is
-    all)."""
+    all); ``adapt(spec, given) -> {key: reason}``, which turns off the keys of the spec file
+    that do not apply to what the user chose (see :func:`mixlab.spec.resolve`)."""
 
     name: str
     run: Callable
     schema: dict
     help: str
     check: Callable | None = None
+    adapt: Callable | None = None
 
 
 @dataclass(frozen=True)
@@ -74,18 +76,22 @@ _SAMPLERS: dict[str, dict[str, SamplerKind]] = {f: {} for f in FAMILIES}
 _FIGURES: dict[str, FigureKind] = {}
 
 
-def experiment(name: str, schema: dict, help: str = "",
-               check: Callable | None = None) -> Callable:
+def experiment(name: str, schema: dict, help: str = "", check: Callable | None = None,
+               adapt: Callable | None = None) -> Callable:
     """Register ``run(ctx)`` as experiment kind ``name`` with spec ``schema`` (see mixlab.schema).
 
     The reserved top-level keys ``name``, ``experiment``, ``seed``, ``description``, ``scales``
     and ``scale`` must not appear in ``schema``. ``check(spec)``, when given, receives the
     validated spec and raises :class:`mixlab.errors.SpecError` naming the full dotted key of
-    anything the run would refuse at start; it must be cheap and must not write anything."""
+    anything the run would refuse at start; it must be cheap and must not write anything.
+    ``adapt(spec, given)``, when given, receives the validated spec and ``given(key)`` (True
+    for a key the user set on the command line or a sweep axis); it resets keys of the spec
+    file that cannot apply (e.g. a data set's classes when the user gives their own file) and
+    returns ``{dotted key: why}`` for each (shown by ``--dry-run`` and ``mixlab show``)."""
 
     def deco(fn: Callable) -> Callable:
         _EXPERIMENTS[name] = ExperimentKind(name, fn, schema, help or (fn.__doc__ or "").strip(),
-                                            check)
+                                            check, adapt)
         return fn
 
     return deco

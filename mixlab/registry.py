@@ -75,6 +75,8 @@ def get_sampler(family: str, name: Any, path: str = "method") -> SamplerKind:
     """The sampler ``name`` of ``family``; a SpecError naming ``path`` and the closest name."""
     known = samplers_for(family)
     if not isinstance(name, str) or name not in known:
+        _broken_provider("sampler", f"{family}/{name}", f"unknown {family} sampler '{name}'",
+                         path)
         close = difflib.get_close_matches(str(name), list(known), n=1, cutoff=0.4)
         hint = f"did you mean '{close[0]}'? " if close else ""
         raise SpecError(f"unknown {family} sampler '{name}'; {hint}registered: "
@@ -85,6 +87,14 @@ def get_sampler(family: str, name: Any, path: str = "method") -> SamplerKind:
     return _building(known[name], label or None)
 
 
+def _broken_provider(kind: str, name: str, what: str, path: str) -> None:
+    """When ``name`` is missing and an installed plugin failed to load, fail with that
+    plugin's whole message (exit 1) instead of an unknown-name error."""
+    why = plugins.broken_provider(kind, name)
+    if why is not None:
+        raise plugins.PluginError(f"spec key '{path}': {what}; {why}")
+
+
 def experiments() -> dict[str, ExperimentKind]:
     load_plugins()
     return dict(_EXPERIMENTS)
@@ -93,6 +103,7 @@ def experiments() -> dict[str, ExperimentKind]:
 def get_experiment(name: Any) -> ExperimentKind:
     kinds = experiments()
     if not isinstance(name, str) or name not in kinds:
+        _broken_provider("experiment", str(name), f"unknown experiment '{name}'", "experiment")
         close = difflib.get_close_matches(str(name), list(kinds), n=1, cutoff=0.4)
         hint = f"did you mean '{close[0]}'? " if close else ""
         raise SpecError(f"unknown experiment '{name}'; {hint}known: {', '.join(sorted(kinds))}",

@@ -21,8 +21,8 @@ from .errors import SpecError
 from .schema import validate
 from .spec_keys import RESERVED, SCALES
 
-__all__ = ["RESERVED", "SCALES", "check_path_component", "check_startup", "dump", "load_spec",
-           "resolve", "spec_hash"]
+__all__ = ["RESERVED", "SCALES", "check_path_component", "check_startup", "drop", "dump",
+           "load_spec", "resolve", "spec_hash"]
 
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
 
@@ -139,11 +139,14 @@ def resolve(raw: dict, *, overrides: list[str] | tuple = (), scale: str = "quick
         raise SpecError("must be a mapping of dotted keys to values", f"scales.{scale}")
     for key, value in preset.items():
         set_dotted(spec, str(key), value)
+    given_keys = []
     for text in overrides:
         key, value = parse_override(text)
         set_dotted(spec, key, value)
+        given_keys.append(key)
     for key, value in (values or {}).items():
         set_dotted(spec, key, value)
+        given_keys.append(str(key))
     if seed is not None:
         spec["seed"] = seed
     spec["scale"] = scale
@@ -160,8 +163,32 @@ def resolve(raw: dict, *, overrides: list[str] | tuple = (), scale: str = "quick
     resolved = validate(spec, schema)
     if not resolved["name"]:
         resolved["name"] = default_name
+    resolved.pop("dropped", None)   # mixlab's own record, made afresh below
+    dropped = kind.adapt(resolved, _given(given_keys)) if kind.adapt is not None else {}
+    if dropped:
+        resolved["dropped"] = dict(dropped)
     check_path_component(resolved["name"], "name")
     return resolved
+
+
+def _given(keys: list[str]):
+    """``given(key)``: True when the user set ``key``, a mapping holding it or a key inside it
+    on the command line or as a sweep axis."""
+    def given(key: str) -> bool:
+        return any(key == k or key.startswith(k + ".") or k.startswith(key + ".")
+                   for k in keys)
+
+    return given
+
+
+def drop(spec: dict, key: str, value: Any, why: str, given, dropped: dict) -> None:
+    """Set ``key`` to ``value`` (its value when it does not apply) and note ``why`` in
+    ``dropped``, unless the user gave it (then the start-up check refuses it, by name) or it
+    already holds ``value``."""
+    if given(key) or get_dotted(spec, key) == value:
+        return
+    set_dotted(spec, key, value)
+    dropped[key] = why
 
 
 def check_startup(spec: dict) -> None:

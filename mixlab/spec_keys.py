@@ -29,6 +29,9 @@ RESERVED = {
                   help="worker processes for the run's independent streams ('mixlab run -j'; "
                        "default MIXLAB_JOBS, else 1); not part of the run's identity: the same "
                        "run at any jobs gives the same draws"),
+    "dropped": Param(None, dict, nullable=True,
+                     help="set by mixlab: keys of the spec file that do not apply to the data "
+                          "or model the user chose, and why (present only when there are some)"),
     "sweep": Param(None, dict, nullable=True,
                    help="{grid: {dotted.key: [values]}, summary: [result keys]} for 'mixlab sweep'"),
 }

@@ -103,3 +103,75 @@ def mrf_joint_error(p: dict) -> None:
     mrf_budget(p)
     if p["subsets"]["size"] > p["model"]["D"]:
         raise SpecError(f"must be <= model.D ({p['model']['D']})", "subsets.size")
+
+
+# ----------------------------------------------------------------------------------------------
+# the user's data in place of the spec's data set (``adapt`` of the logistic kinds)
+
+def _file_width(dspec: dict) -> int | None:
+    """The number of feature columns of ``data.file`` from its header alone (None when the
+    file cannot tell: the start-up check then names the problem)."""
+    import csv
+    from pathlib import Path
+
+    import numpy as np
+
+    if dspec["features"] is not None:
+        return len(dspec["features"])
+    path = Path(dspec["file"]).expanduser()
+    try:
+        if path.suffix.lower() == ".csv":
+            with open(path, newline="") as fh:
+                header = next(csv.reader(fh), [])
+            names = [c.strip() for c in header]
+        elif path.suffix.lower() == ".npz":
+            with np.load(path, allow_pickle=False) as z:
+                names = list(z.files)
+        elif path.suffix.lower() == ".npy":
+            names = [str(j) for j in range(np.load(path, mmap_mode="r").shape[1])]
+        else:
+            return None
+    except (OSError, ValueError, IndexError, UnicodeDecodeError, csv.Error):
+        return None
+    return len([n for n in names if n != str(dspec["label"])]) or None
+
+
+def adapt_logistic(p: dict, given) -> dict:
+    """With ``data.file`` or ``data.synthetic``, the spec file's keys that describe its
+    registered data set stop applying: ``data.name`` (auto), ``data.classes``, ``data.pca``
+    (and ``data.subsample`` for synthetic data) are reset, and ``summary_dims`` keeps the
+    coordinates that exist for the new d. Keys the user gave stay, for the check to judge."""
+    from ..spec import drop
+
+    d = p["data"]
+    src = "data.file" if d["file"] is not None else "data.synthetic"
+    if d["file"] is None and d["synthetic"] is None:
+        return {}
+    out: dict = {}
+    drop(p, "data.name", "auto", f"{src} replaces the registered data set", given, out)
+    drop(p, "data.classes", None, f"labels of the registered image set; {src} brings its own "
+         f"0/1 labels", given, out)
+    drop(p, "data.pca", None, f"the PCA of the registered data set; {src} has its own "
+         f"features", given, out)
+    if d["synthetic"] is not None:
+        drop(p, "data.subsample", None, "synthetic data has as many rows as it asks for",
+             given, out)
+    if "summary_dims" in p and p["summary_dims"] and not given("summary_dims"):
+        if d["synthetic"] is not None:
+            from .synthetic import synthetic_spec
+
+            try:
+                width = synthetic_spec(d["synthetic"])["d"]
+            except SpecError:
+                width = None
+        else:
+            width = _file_width(d)
+        if width is not None:
+            dim = (d["pca"] or width) + (1 if p["model"]["bias"] else 0)
+            kept = [j for j in p["summary_dims"] if -dim <= j < dim]
+            if kept != p["summary_dims"]:
+                gone = [j for j in p["summary_dims"] if j not in kept]
+                p["summary_dims"] = kept
+                out["summary_dims"] = (f"coordinate(s) {gone} do not exist for d = {dim} "
+                                       f"({src}); kept {kept}")
+    return out

@@ -205,7 +205,7 @@ def check_data_keys(dspec: dict) -> None:
     """The ``data`` keys that cannot go together: data.synthetic or data.file replace the named
     data set and its image-set keys; a file needs its label column (SpecError naming the key;
     called at start, see mixlab.austerity.checks, and again by the loaders)."""
-    if dspec["synthetic"] is not None:
+    if dspec.get("synthetic") is not None:
         for key, fix in (("file", "drop data.file"), ("classes", "set data.classes: null"),
                          ("pca", "set data.pca: null"),
                          ("subsample", "set data.subsample: null")):

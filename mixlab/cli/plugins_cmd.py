@@ -36,7 +36,8 @@ def inventory() -> dict:
     for name, kind in sorted(registry.all_figures().items()):
         figures.append({"name": name, "experiment": kind.experiment,
                         **_source(getattr(kind.draw, "__module__", "?")), "help": kind.help})
-    return {"plugins": plugin_mod.provenance(), "samplers": samplers,
+    return {"plugins": plugin_mod.provenance(),
+            "broken": [b.record() for b in plugin_mod.broken()], "samplers": samplers,
             "experiments": experiments, "figures": figures}
 
 
@@ -58,8 +59,9 @@ def plugins(refs, as_json, show_all, family):
 
     Plugins are found through the 'mixlab.plugins' entry points of installed packages and the
     MIXLAB_PLUGINS variable (module names or .py files separated by ':'); REF... loads more
-    (e.g. a .py file you are writing) the same way. A broken plugin is reported in one
-    paragraph, exit code 1."""
+    (e.g. a .py file you are writing) the same way. An installed plugin that fails to load is
+    listed as broken, with its whole message (and its traceback with --debug); a REF that
+    fails to load is an error in one paragraph, exit code 1."""
     plugin_mod.load_refs(list(refs))
     registry.load_plugins()
     if family is not None:
@@ -72,6 +74,9 @@ def plugins(refs, as_json, show_all, family):
         click.echo(family_page(family), nl=False)
         return
     inv = inventory()
+    if click.get_current_context().find_root().obj.get("debug"):
+        for b in plugin_mod.broken():
+            click.echo(b.trace, err=True, nl=False)
     if as_json:
         click.echo(json.dumps(inv, indent=1, default=str))
         return
@@ -86,6 +91,11 @@ def plugins(refs, as_json, show_all, family):
     else:
         click.echo("plugins loaded: none (entry points 'mixlab.plugins', MIXLAB_PLUGINS, a "
                    "spec's 'plugins:')")
+    if inv["broken"]:
+        click.echo("\nbroken plugins (skipped: what they register is missing)")
+        for b in inv["broken"]:
+            click.echo(f"  {b['ref']}  [{b['source']}]  BROKEN")
+            click.echo(f"    {b['message']}")
     click.echo("\nsamplers (family/name  source: parameters)")
     for s in inv["samplers"]:
         src = f"plugin {s['plugin']}" if s["plugin"] else s["module"]

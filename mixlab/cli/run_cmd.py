@@ -83,6 +83,8 @@ def run(spec_file, overrides, scale, out, seed, dry_run, force, replace, update,
         click.echo(dump(spec), nl=False)
         click.echo(f"# would run experiment '{kind.name}' ({kind.help.splitlines()[0] if kind.help else ''})")
         click.echo(f"# scale {spec['scale']}, seed {spec['seed']}, spec hash {spec_hash(spec)}")
+        for key, why in (spec.get("dropped") or {}).items():
+            click.echo(f"# dropped {key} (from the spec file): {why}")
         click.echo(f"# into {run_dir}/ (spec.yaml, run.h5, log.txt, figures/)")
         figs = registry.figures_for(kind.name)
         if figs:

@@ -96,6 +96,9 @@ def show(run_dir, as_json):
         click.echo(f"status    {run.live_status()}")
         click.echo(f"spec      {run.spec.get('name')} ({a.get('experiment')}, scale "
                    f"{run.spec.get('scale')}, seed {run.spec.get('seed')})")
+        dropped = run.spec.get("dropped")
+        for key, why in (dropped.items() if isinstance(dropped, dict) else ()):
+            click.echo(f"dropped   {key} (from the spec file): {why}")
         click.echo(f"mixlab    {a.get('mixlab_version')}  git {str(a.get('git_commit'))[:12]}"
                    f" dirty={a.get('git_dirty')}  created {a.get('created')}")
         for plug in provenance(run).get("plugins") or []:

@@ -80,3 +80,21 @@ def check_isl(p: dict) -> None:
 def check_bias(p: dict) -> None:
     """``rates_fpcd.bias``: the common checks."""
     check_common(p)
+
+
+def adapt(p: dict, given) -> dict:
+    """With ``data.file`` (the user's images), the spec file's keys that describe its
+    registered data set stop applying: ``data.name``, ``data.fallback``, ``data.classes`` and
+    ``data.pca`` are set to null. Keys the user gave stay, for the check to refuse by name."""
+    from ..spec import drop
+
+    if not p["data"].get("file"):
+        return {}
+    out: dict = {}
+    for key, why in (("name", "data.file replaces the registered data set"),
+                     ("fallback", "data.file replaces the registered data set"),
+                     ("classes", "labels of the registered data set; an image file has none"),
+                     ("pca", "the PCA of the registered data set; the RBM samples the file's "
+                             "binarised pixels")):
+        drop(p, f"data.{key}", None, why, given, out)
+    return out

@@ -29,7 +29,7 @@ from ..schema import MapOf, Param, SamplerEntry
 from . import evaluators as ev_mod
 from . import isl as isl_mod
 from . import samplers as _builtin_samplers  # noqa: F401  (registers the built-in samplers)
-from .checks import check_bias, check_isl
+from .checks import adapt, check_bias, check_isl
 from .model import RBM
 from .summaries import summarizer
 from .target import INIT_CHOICES, data_schema, prepare, train_schema
@@ -213,11 +213,11 @@ def _sequence(ctx, label: str, n: int) -> np.ndarray:
     return np.asarray(raw[0], dtype=np.float32)
 
 
-experiment("rates_fpcd.isl", schema=ISL_EXP_SCHEMA, check=check_isl,
+experiment("rates_fpcd.isl", schema=ISL_EXP_SCHEMA, check=check_isl, adapt=adapt,
            help="ISL vs number of samples for RBM samplers (rates-FPCD paper, Figs 2-3)")(run_isl)
-experiment("rates_fpcd.sequences", schema=ISL_EXP_SCHEMA, check=check_isl,
+experiment("rates_fpcd.sequences", schema=ISL_EXP_SCHEMA, check=check_isl, adapt=adapt,
            help="consecutive samples of each sampler (rates-FPCD paper, Fig 1)")(run_isl)
-experiment("rates_fpcd.sample", schema=ISL_EXP_SCHEMA, check=check_isl,
+experiment("rates_fpcd.sample", schema=ISL_EXP_SCHEMA, check=check_isl, adapt=adapt,
            help="draw samples from a trained RBM ('mixlab sample'); figures: a grid of "
                 "consecutive samples, and the ISL once 'mixlab evaluate isl' stored it")(run_isl)
 
@@ -283,5 +283,5 @@ def run_bias(ctx) -> None:
                            x_label="samples", y_label="log-likelihood")
 
 
-experiment("rates_fpcd.bias", schema=BIAS_SCHEMA, check=check_bias,
+experiment("rates_fpcd.bias", schema=BIAS_SCHEMA, check=check_bias, adapt=adapt,
            help="test log-likelihood of the effective parameters θ+θ_F while sampling")(run_bias)

@@ -36,3 +36,20 @@ def marginal_vs_time(p: dict) -> None:
         check_exact_size(model.rows, model.cols, "marginal_vs_time", "model.file")
     else:
         check_exact_size(p["grid"]["rows"], p["grid"]["cols"], "marginal_vs_time", "grid")
+
+
+REPLACED_BY_FILE = ("grid", "field", "coupling", "mixed")
+
+
+def adapt_marginal_vs_time(p: dict, given) -> dict:
+    """With ``model.file``, the random model's keys (grid, field, coupling, mixed) do not
+    apply: the file's grid, fields and couplings are used. Those from the spec file are listed
+    as dropped (their values are not used); one the user gave is refused by name."""
+    if p["model"]["file"] is None:
+        return {}
+    for key in REPLACED_BY_FILE:
+        if given(key):
+            raise SpecError("does not apply with model.file (the file's grid, fields and "
+                            "couplings are used): drop it, or drop model.file", key)
+    return {key: "model.file replaces the random model: its grid, fields and couplings are "
+                 "the file's" for key in REPLACED_BY_FILE}

@@ -218,6 +218,7 @@ SCHEMA_TIME = {
 
 
 @experiment("perturb_map.marginal_vs_time", schema=SCHEMA_TIME, check=checks.marginal_vs_time,
+            adapt=checks.adapt_marginal_vs_time,
             help="marginal error vs wall-clock seconds for every sampler on one hard model")
 def run_marginal_vs_time(ctx) -> None:
     p = ctx.params

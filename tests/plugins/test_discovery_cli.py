@@ -174,10 +174,17 @@ BROKEN = {
 def test_broken_plugin_one_paragraph_exit_1(tmp_path, case):
     code, msg = BROKEN[case]
     bad = write(tmp_path / f"bad_{case}.py", code)
-    r = run_mixlab("plugins", env=mixlab_env(MIXLAB_PLUGINS=bad))
+    # named on the command line: an error in one paragraph
+    r = run_mixlab("plugins", bad)
     assert r.returncode == 1
     err = one_paragraph(r)
     assert str(bad) in err and msg in err, err
+    # installed (MIXLAB_PLUGINS): one warning line, listed as broken with the whole message
+    r = run_mixlab("plugins", env=mixlab_env(MIXLAB_PLUGINS=bad))
+    assert r.returncode == 0, r.stderr
+    [warning] = r.stderr.strip().splitlines()
+    assert warning.startswith("warning: plugin") and str(bad) in warning
+    assert "BROKEN" in r.stdout and msg in r.stdout
     # the same through a spec: named by its key, nothing run
     write(tmp_path / "harness.py", HARNESS)
     spec = write(tmp_path / "s.yaml", SPEC.format(extra=bad.name, method="plugintest-sweep"))
@@ -195,8 +202,10 @@ def test_missing_plugin_file_or_module_in_spec_is_a_spec_error(tmp_path):
         r = run_mixlab("run", spec, "--out", tmp_path / "run")
         assert r.returncode == 2
         assert "spec key 'plugins[1]'" in one_paragraph(r)
-    r = run_mixlab("plugins", env=mixlab_env(MIXLAB_PLUGINS="no_such_module_xyz"))
+    r = run_mixlab("plugins", "no_such_module_xyz")
     assert r.returncode == 1 and "there is no module 'no_such_module_xyz'" in one_paragraph(r)
+    r = run_mixlab("plugins", env=mixlab_env(MIXLAB_PLUGINS="no_such_module_xyz"))
+    assert r.returncode == 0 and "there is no module 'no_such_module_xyz'" in r.stdout
 
 
 WRONG_SHAPES = '''

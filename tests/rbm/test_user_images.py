@@ -138,10 +138,14 @@ def test_cli_exit_codes_for_bad_files(tmp_path):
     for i, (name, data, code, words) in enumerate((
             ("nan", {}, 2, ["data.file", "nan.npy", "NaN"]),
             ("missing", {}, 1, ["missing.npy", "not found"]),
-            ("nan", {"name": "usps"}, 2, ["data.name", "data.file"]))):
+            # data.name from the spec file no longer applies: the file itself is judged
+            ("nan", {"name": "usps"}, 2, ["data.file", "NaN"]))):
         spec = tmp_path / f"{name}.yaml"
         spec.write_text(yaml.safe_dump(_spec(tmp_path / f"{name}.npy", **data)))
         r = runner.invoke(cli, ["run", str(spec), "--out", str(tmp_path / f"out-{i}"), "-q"])
         assert r.exit_code == code, r.output
         assert all(w in r.output for w in words), r.output
         assert "Traceback" not in r.output
+    # given on the command line, data.name with data.file is refused by name
+    r = runner.invoke(cli, ["run", str(spec), "data.name=usps", "--out", str(tmp_path / "o")])
+    assert r.exit_code == 2 and "spec key 'data.name'" in r.output, r.output
