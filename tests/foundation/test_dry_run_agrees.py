@@ -30,7 +30,9 @@ from mixlab.context import Context
 from mixlab.spec import get_dotted, load_spec
 
 REPO = Path(__file__).resolve().parents[2]
-SPECS = sorted((REPO / "experiments").glob("*/*.yaml"))
+# every shipped spec of an experiment kind; a league spec (experiments/league/) is many runs,
+# started by the league command's own planner rather than one experiment's start-up
+SPECS = sorted(p for p in (REPO / "experiments").glob("*/*.yaml") if p.parent.name != "league")
 
 
 class StartedWork(BaseException):
