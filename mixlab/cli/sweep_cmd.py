@@ -39,6 +39,7 @@ def sweep(spec_file, axes, scale, seed, overrides, out, workers, scheduler, dry_
     ones are left as they are). With --scheduler, the workers need no file system shared with
     this machine: each point runs in a temporary directory on its worker and its run directory
     comes back here; a point whose worker dies is re-run on another worker."""
+    from ..spec import check_startup
     from ..sweep import existing_run, grid_points, point_dir
 
     sweep_dir, specs, summary, grid = plan(resolve_spec(spec_file), axes, scale=scale, seed=seed,
@@ -54,6 +55,11 @@ def sweep(spec_file, axes, scale, seed, overrides, out, workers, scheduler, dry_
                 state_text = "would resume or re-run"
             else:
                 state_text = what[state]
+            if state == "todo":
+                try:
+                    check_startup(s)      # what the point's run checks before any work
+                except MixlabError as exc:
+                    state_text = f"would fail at start: {exc}"
             click.echo(f"{d}  {p}  {state_text}")
         return
     outcome = run_sweep(sweep_dir, specs, grid, summary, workers=workers, scheduler=scheduler,

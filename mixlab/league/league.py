@@ -47,7 +47,14 @@ SCHEMA = {
 }
 
 
-@experiment("league", schema=SCHEMA,
+def check_league(spec: dict) -> None:
+    """Start-up validation (``mixlab run --dry-run`` runs it too): the samplers and targets
+    the league names exist."""
+    sampler_entries(spec)
+    target_defs(spec)
+
+
+@experiment("league", schema=SCHEMA, check=check_league,
             help="a sampler league: run it with 'mixlab league FAMILY' or 'mixlab run SPEC'")
 def _not_a_single_run(ctx) -> None:
     raise SpecError("a league is many runs, not one: run it with 'mixlab league FAMILY' or "

@@ -172,3 +172,20 @@ def test_the_dry_run_names_the_full_key(overrides, key):
 def test_a_null_budget_is_refused_by_the_dry_run():
     r = CliRunner().invoke(cli, ["run", "toy/gaussian", "budget.draws=null", "--dry-run"])
     assert r.exit_code == 2 and "spec key 'budget.draws'" in r.output, r.output
+
+
+def test_a_sweep_dry_run_names_the_points_that_would_fail_at_start(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(cli, ["sweep", "toy/gaussian", "budget.draws=100,null", "--dry-run"])
+    assert r.exit_code == 0, r.output
+    first, second = r.output.strip().splitlines()
+    assert first.endswith("would run")
+    assert "would fail at start: spec key 'budget.draws'" in second
+    assert not (tmp_path / "runs").exists()
+
+
+def test_a_league_dry_run_checks_its_samplers_and_targets():
+    r = CliRunner().invoke(cli, ["run", "league/mrf", "samplers.a/b.method=gibbs", "--dry-run"])
+    assert r.exit_code == 2 and "spec key 'samplers.a/b.method'" in r.output, r.output
+    r = CliRunner().invoke(cli, ["run", "league/spinglass", "targets=[nope]", "--dry-run"])
+    assert r.exit_code == 2 and "spec key 'targets'" in r.output, r.output
