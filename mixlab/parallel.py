@@ -36,7 +36,7 @@ import h5py
 
 from .atomic import WriteFailure, atomic_write
 from .errors import MixlabError, UsageError
-from .runner import StreamResult, run_stream
+from .runner import StreamResult, _signals_held, run_stream
 from .segments import SEGMENT_DIR, StreamSegments, stream_id
 
 HANDOFF_PREFIX = "handoff-"     # the hand-off files of a stream's checkpoints, in its segment dir
@@ -179,42 +179,42 @@ class StreamPool:
         """Handle the workers' messages (checkpoints, progress, ends) until one arrives."""
         conns = {job.conn: job for job in self.running}
         for conn in multiprocessing.connection.wait(list(conns), timeout=timeout):
-            job = conns[conn]
-            try:
-                kind, payload = conn.recv()
-            except (EOFError, OSError):
-                job.process.join()
-                kind, payload = "died", _death(job.process.exitcode)
-            if kind == "checkpoint":
-                self._ingest(job.handle.name, payload)
-            elif kind == "progress":
-                count, postfix = payload
-                job.bar.n = count
-                if postfix:
-                    job.bar.set_postfix(postfix, refresh=False)
-                job.bar.refresh()
-            elif kind == "total":
-                job.bar.reset(total=payload)
-            else:
-                self._finish(job, kind, payload, stopping)
+            with _signals_held():         # a message taken is handled: no checkpoint is lost
+                self._handle(conns[conn], stopping)
+
+    def _handle(self, job: _Job, stopping: bool) -> None:
+        try:
+            kind, payload = job.conn.recv()
+        except (EOFError, OSError):
+            job.process.join()
+            kind, payload = "died", _death(job.process.exitcode)
+        if kind == "checkpoint":
+            self._ingest(job.handle.name, payload)
+        elif kind == "progress":
+            count, postfix = payload
+            job.bar.n = count
+            if postfix:
+                job.bar.set_postfix(postfix, refresh=False)
+            job.bar.refresh()
+        elif kind == "total":
+            job.bar.reset(total=payload)
+        else:
+            self._finish(job, kind, payload, stopping)
 
     def _ingest(self, name: str, handoff: str) -> None:
         """Copy a worker's checkpoint into ``run.h5``, link its segments and publish."""
-        from .runner import _signals_held
-
         path = self.store.run_dir / SEGMENT_DIR / stream_id(name) / handoff
-        with _signals_held():
-            with h5py.File(io.BytesIO(path.read_bytes()), "r") as src:
-                g = self.store.stream_group(name)
-                if "_checkpoint" in g:
-                    del g["_checkpoint"]
-                src.copy(src["_checkpoint"], g, "_checkpoint")
-                for k, v in src.attrs.items():
-                    g.attrs[k] = v
-            ck = g["_checkpoint"].attrs
-            StreamSegments(self.store.run_dir, name, *_listing(ck)).link(g)
-            self.store.publish()
-            self.store.safe_draws[name] = int(ck["count"])
+        with h5py.File(io.BytesIO(path.read_bytes()), "r") as src:
+            g = self.store.stream_group(name)
+            if "_checkpoint" in g:
+                del g["_checkpoint"]
+            src.copy(src["_checkpoint"], g, "_checkpoint")
+            for k, v in src.attrs.items():
+                g.attrs[k] = v
+        ck = g["_checkpoint"].attrs
+        StreamSegments(self.store.run_dir, name, *_listing(ck)).link(g)
+        self.store.publish()
+        self.store.safe_draws[name] = int(ck["count"])
         path.unlink(missing_ok=True)
 
     def _finish(self, job: _Job, kind: str, payload, stopping: bool) -> None:

@@ -73,6 +73,41 @@ def segments_are_exactly_the_linked_ones(run_dir: Path) -> None:
     assert files == used          # no orphan segment, no hand-off file left behind
 
 
+def test_sigterm_of_a_jobs_2_run_stops_its_workers_and_resumes(draw_spec, tmp_path,
+                                                               every_block_a_checkpoint):
+    """SIGTERM to the run's process interrupts every worker; the run ends `interrupted` with the
+    checkpoints they reached, and resumes to the bytes of -j 1."""
+    spec, serial = draw_spec
+    out = tmp_path / "run"
+    pid = os.fork()
+    if pid == 0:                                      # the `mixlab run -j 2` process
+        code = 0
+        try:
+            run(spec, out, 2)
+        except KeyboardInterrupt:
+            code = 3
+        finally:
+            os._exit(code)
+
+    def some_draws():
+        try:
+            with h5py.File(out / "run.h5", "r") as f:
+                return any(g["_checkpoint"].attrs["count"] > 0 for g in f["streams"].values()
+                           if "_checkpoint" in g)
+        except (OSError, KeyError):
+            return False
+    wait_for(some_draws)
+    os.kill(pid, signal.SIGTERM)
+    assert os.waitpid(pid, 0)[1] >> 8 == 3           # ended by the interruption
+    assert live_writer(out) is None                  # no worker left behind
+    with h5py.File(out / "run.h5", "r") as f:
+        assert f.attrs["status"] == "interrupted"
+    assert not list((out / "segments").rglob("handoff-*"))
+    assert run(spec, out, 2) == "resumed"
+    resumed = contents(out)
+    assert [k for k in serial if resumed[k] != serial[k]] == []
+
+
 def witness(run_dir: Path) -> dict:
     """Per stream: (process ids that sampled it, first and last draw's clock, seconds)."""
     out = {}
