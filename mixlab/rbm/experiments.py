@@ -150,17 +150,21 @@ def run_isl(ctx) -> None:
             ctx.store.set_result("isl_train_set_bandwidth", float(base["bandwidth"]))
     summarize = summarizer(target)
     curves = {}
-    for label, s in p["samplers"].items():
-        sampler = build_sampler(label, s, target, chains)
-        keys = draw_keys(sampler)
-        evs = []
-        if islp["enabled"]:
-            key = ev_mod.centres_key(islp, keys)
-            ctx.store.set_result(f"isl_centres/{label}", key)
-            evs.append(ev_mod.isl_evaluator(islp, Xt, Xv, label, key, total))
-        record = tuple(k for k in p["record"] if k in keys)
-        res = ctx.stream(label, sampler, draws=draws, evaluators=evs, record=record or False,
-                         rng=ctx.rng("sample", label), block=p["block"], summarize=summarize)
+    streams = {}
+    with ctx.parallel():                        # the samplers are independent (mixlab run -j)
+        for label, s in p["samplers"].items():
+            sampler = build_sampler(label, s, target, chains)
+            keys = draw_keys(sampler)
+            evs = []
+            if islp["enabled"]:
+                key = ev_mod.centres_key(islp, keys)
+                ctx.store.set_result(f"isl_centres/{label}", key)
+                evs.append(ev_mod.isl_evaluator(islp, Xt, Xv, label, key, total))
+            record = tuple(k for k in p["record"] if k in keys)
+            streams[label] = s, evs, ctx.stream(
+                label, sampler, draws=draws, evaluators=evs, record=record or False,
+                rng=ctx.rng("sample", label), block=p["block"], summarize=summarize)
+    for label, (s, evs, res) in streams.items():
         ctx.store.set_result(f"seconds/{label}", float(res.seconds))
         ctx.store.set_result(f"ms_per_sample/{label}", 1e3 * res.seconds / max(total, 1))
         for k, v in res.stats_mean.items():

@@ -246,14 +246,19 @@ def run_marginal_vs_time(ctx) -> None:
             f"{st['log_z']:.6g}")
     n = model.n
     summarize = summarizer(model)
-    for m, entry in p["samplers"].items():
-        chains = p["perturb"]["chains"] if is_perturb_and_map(entry) else p["mcmc"]["chains"]
-        sampler = build_sampler(m, entry, model, chains, p["mcmc"]["init"])
-        evs = [MarginalError(truth, metric="error_vs_seconds", series=m, x="seconds"),
-               MarginalError(truth, metric="error_vs_updates", series=m, x="updates",
-                                  updates_per_draw=n)]
-        res = ctx.stream(m, sampler, seconds=p["seconds"], evaluators=evs, record=False,
-                         rng=ctx.rng("sample", m), block=p["block"], summarize=summarize)
+    streams = {}
+    with ctx.parallel():                        # the samplers are independent (mixlab run -j)
+        for m, entry in p["samplers"].items():
+            chains = (p["perturb"]["chains"] if is_perturb_and_map(entry)
+                      else p["mcmc"]["chains"])
+            sampler = build_sampler(m, entry, model, chains, p["mcmc"]["init"])
+            evs = [MarginalError(truth, metric="error_vs_seconds", series=m, x="seconds"),
+                   MarginalError(truth, metric="error_vs_updates", series=m, x="updates",
+                                 updates_per_draw=n)]
+            streams[m] = evs, ctx.stream(m, sampler, seconds=p["seconds"], evaluators=evs,
+                                         record=False, rng=ctx.rng("sample", m),
+                                         block=p["block"], summarize=summarize)
+    for m, (evs, res) in streams.items():
         ctx.store.set_result(f"final_error/{m}", evs[0].value())
         ctx.store.set_result(f"draws_per_chain/{m}", int(res.draws))
         ctx.store.set_result(f"seconds/{m}", float(res.seconds))
