@@ -103,7 +103,6 @@ class _Job:
         self.conn = None
         self.bar = None
         self.slot = -1
-        self.outcome: tuple | None = None   # ("done",) or ("error", exc) or ("died", text)
 
 
 class StreamPool:

@@ -132,7 +132,8 @@ def run_point(spec: dict, run_dir: str, quiet: bool = True) -> dict:
     from .store import RunReader
 
     try:
-        _, happened = execute(spec, Path(run_dir), quiet=quiet)
+        # one process per point: the sweep's own -j spreads the points over the cores
+        _, happened = execute(spec, Path(run_dir), quiet=quiet, jobs=1)
         with RunReader(run_dir) as r:
             results = r.results()
     except Exception as exc:  # the point failed; the sweep goes on and lists it
