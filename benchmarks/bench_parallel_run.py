@@ -4,8 +4,10 @@ each given 20 s of sampling), run through the CLI as a user would.
 An untimed run first computes what both timed runs would otherwise compute once (the data set's
 preprocessing and the HMC truth, both cached across runs; the compiled kernels), so the ratio
 compares the two runs' own work: the same truth lookup and set-up, then five 20 s streams one
-after the other or two at a time. On an idle 2-core machine the bound is about
-(set-up + 3 x 20 s) / (set-up + 5 x 20 s); a machine shared with other work gives less."""
+after the other or two at a time. Five streams of 20 s on two workers take three rounds, so
+the ratio is at least (o + 3 x 20 s) / (o + 5 x 20 s) for the runs' common overhead o (start-up,
+set-up, figures): 0.6 only when o = 0. The row reports that bound with o = the -j 1 time minus
+100 s; a machine shared with other work inflates o and gives each worker less than a core."""
 
 from __future__ import annotations
 
@@ -35,7 +37,10 @@ def run(quick: bool) -> list[dict]:
         serial = _run(Path(tmp) / "j1", "-j", "1")
         parallel = _run(Path(tmp) / "j2", "-j", "2")
     ratio = parallel / serial
+    overhead = max(serial - 100.0, 0.0)
+    bound = (overhead + 60.0) / (overhead + 100.0)
     return [{"name": "mixlab run -j 2 / -j 1: wall time of the quick austerity Fig 3",
              "ratio": ratio, "target": "<= 0.6", "ok": ratio <= 0.6,
              "detail": f"-j 1 {serial:.1f} s, -j 2 {parallel:.1f} s (5 series x 20 s of "
-                       f"sampling each; {os.cpu_count()} cpus)"}]
+                       f"sampling each; {os.cpu_count()} cpus); bound with the -j 1 run's "
+                       f"{overhead:.0f} s outside sampling: {bound:.2f}"}]
