@@ -5,11 +5,15 @@ from pathlib import Path
 
 import h5py
 import numpy as np
+import pytest
 
 from mixlab.context import execute
+from mixlab.parallel import available_cores
 from mixlab.spec import load_spec
 
 SPECS = Path(__file__).resolve().parents[2] / "experiments" / "austerity"
+# -j is capped at the cores the process may use: these runs need two workers
+pytestmark = pytest.mark.skipif(available_cores() < 2, reason="needs two cores for -j 2")
 
 
 def _timed(name: str) -> bool:

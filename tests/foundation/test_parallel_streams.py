@@ -17,12 +17,15 @@ import numpy as np
 import pytest
 
 from mixlab.context import execute
+from mixlab.parallel import available_cores
 from mixlab.runlock import live_writer
 from mixlab.spec import load_spec
 
 from .test_crash_safety import mixlab, wait_for
 
 HERE = Path(__file__).resolve().parent
+# -j is capped at the cores the process may use: these runs need two workers
+pytestmark = pytest.mark.skipif(available_cores() < 2, reason="needs two cores for -j 2")
 
 
 @pytest.fixture
