@@ -53,6 +53,8 @@ def fig1(run, fig) -> None:
             ttl += f"\n(paper n = {int(at['n'])}, rescaled to N)"
         ax.set_title(ttl, fontsize=9)
         ax.set_xlim(-4.5, 4.5)
+        ax.set_xlabel("t statistic (dimensionless)")
+        ax.set_ylabel("probability density")
         ax.text(0.02, 0.97, f"KS = {res.get(f'tstat/{nm}/ks_stat', float('nan')):.3f}",
                 transform=ax.transAxes, va="top", fontsize=8)
     axes[0].legend(fontsize=7, loc="upper right")
@@ -140,10 +142,8 @@ def fig4(run, fig) -> None:
             ax.set_xlim(span[:, 0].min(), span[:, 0].max())
             ax.set_ylim(span[:, 1].min(), span[:, 1].max())
             ax.tick_params(labelsize=6)
-            if i == len(labs) - 1:
-                ax.set_xlabel(f"θ{dims[0] + 1}", fontsize=8)
-            if j == 0:
-                ax.set_ylabel(f"θ{dims[1] + 1}", fontsize=8)
+            ax.set_xlabel(f"θ{dims[0] + 1} (parameter value)", fontsize=7)
+            ax.set_ylabel(f"θ{dims[1] + 1} (parameter value)", fontsize=7)
     fig.suptitle("Sampler paths (red, one per chain) vs HMC truth (blue: samples, 1σ/2σ "
                  "ellipses); " + _data_note(run), fontsize=9)
 

@@ -48,10 +48,11 @@ def diagnostics(run: RunReader, fig) -> None:
         ax_a.plot(np.arange(lags + 1), acf, color="k", lw=1)
         ax_a.axhline(0, color="0.6", lw=0.5)
         ax_a.set_ylim(-0.2, 1.05)
+        ax_t.set_xlabel("draw (index)", fontsize=7)
+        ax_a.set_xlabel("lag (draws)", fontsize=7)
+        ax_a.set_ylabel("autocorrelation", fontsize=7)
     axes[0][0].set_title("trace (first chains)", fontsize=9)
     axes[0][1].set_title("autocorrelation (mean over chains)", fontsize=9)
-    axes[-1][0].set_xlabel("draw")
-    axes[-1][1].set_xlabel("lag (draws)")
     axes[0][0].legend(fontsize=6, loc="upper right")
     fig.suptitle(f"{run.run_dir}: mixing of the per-draw summaries ('mixlab diagnose' for "
                  f"ESS and R-hat)", fontsize=9)

@@ -125,7 +125,8 @@ def fig_marginal_vs_time(run, fig) -> None:
         ax.set_yscale("log")
         ax.set_xlabel(xl)
         ax.grid(True, which="both", alpha=0.3)
-    axes[0].set_ylabel("mean |P̂(x_i=+1) − P(x_i=+1)|")
+    for ax in axes:
+        ax.set_ylabel("mean |P̂(x_i=+1) − P(x_i=+1)| (probability)")
     axes[0].legend(fontsize=8, title="final error", title_fontsize=8)
     g = spec["grid"]
     if spec.get("model", {}).get("file"):
@@ -155,6 +156,7 @@ def logz_of_models(run, fig) -> None:
     ax.set_xticks(range(len(labels)))
     ax.set_xticklabels([f"{lab}\n{_short(str(res.get(f'model/{lab}', '')))}" for lab in labels],
                        fontsize=7)
+    ax.set_xlabel("model (its file)")
     ax.set_ylabel(next(iter(curves.values()))["attrs"].get("y_label", ""))
     ax.set_title(f"log Z estimates on your models (probable LB: m={res.get('copies')} copies); "
                  f"reference: {res.get('reference')}", fontsize=8)
