@@ -36,9 +36,15 @@ def inventory() -> dict:
     for name, kind in sorted(registry.all_figures().items()):
         figures.append({"name": name, "experiment": kind.experiment,
                         **_source(getattr(kind.draw, "__module__", "?")), "help": kind.help})
+    from ..families import FAMILY_INFO
+
+    families = {f.name: {"cost": f.cost, "cost_help": f.cost_help, "step": f.step,
+                         "draws": {d.key: {"shape": d.shape, "dtypes": list(d.kinds),
+                                           "finite": d.finite} for d in f.draws}}
+                for f in FAMILY_INFO.values()}
     return {"plugins": plugin_mod.provenance(),
-            "broken": [b.record() for b in plugin_mod.broken()], "samplers": samplers,
-            "experiments": experiments, "figures": figures}
+            "broken": [b.record() for b in plugin_mod.broken()], "families": families,
+            "samplers": samplers, "experiments": experiments, "figures": figures}
 
 
 def _first_line(text: str) -> str:

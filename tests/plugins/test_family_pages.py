@@ -40,3 +40,15 @@ def test_cli_prints_a_family_page():
     assert r.output == family_page("mrf")
     r = CliRunner().invoke(cli, ["plugins", "--markdown", "nope"])
     assert r.exit_code == 2 and "rbm, spinglass, logistic, mrf" in r.output
+
+
+def test_plugins_json_lists_each_familys_cost_statistic():
+    import json
+
+    r = CliRunner().invoke(cli, ["plugins", "--json"])
+    assert r.exit_code == 0, r.output
+    fams = json.loads(r.output)["families"]
+    assert {n: f["cost"] for n, f in fams.items()} == {
+        n: f.cost for n, f in FAMILY_INFO.items()}
+    assert fams["logistic"]["draws"]["samples"] == {"shape": "(C, d)", "dtypes": ["f"],
+                                                    "finite": True}
