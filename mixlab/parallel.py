@@ -19,6 +19,7 @@ handle's ``draws``/``seconds``/``state``/``stats_mean`` before the stream is don
 
 from __future__ import annotations
 
+import copy
 import ctypes
 import io
 import json
@@ -380,7 +381,8 @@ def _portable(exc: BaseException, name: str) -> BaseException:
     if isinstance(exc, WriteFailure):
         return _WriteFailureCarrier(str(exc), str(exc.path), exc.errno)
     try:
-        pickle.loads(pickle.dumps(exc))
+        pickle.dumps(exc)   # its arguments serialise ...
+        copy.copy(exc)      # ... and it rebuilds from them, as unpickling in the parent does
         return exc
     except Exception:  # noqa: BLE001 - unpicklable exceptions are common
         text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
