@@ -44,7 +44,8 @@ def atomic_write(path: str | os.PathLike, data: bytes | memoryview) -> None:
     path = Path(path)
     tmp = temporary_name(path)
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_NONBLOCK,
+                     0o644)
         try:
             view = memoryview(data)
             while view:

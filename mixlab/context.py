@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from . import __version__, plugins, registry
-from .atomic import WriteFailure, atomic_write
+from . import __version__, confined, plugins, registry
+from .atomic import WriteFailure
 from .contract import checked
 from .errors import MixlabError, RunFileError, interruption  # noqa: F401  (re-exported)
 from .runlock import RunLock, live_writer
@@ -247,19 +247,19 @@ def _sigterm_as_interrupt():
 
 def run_state(run_dir: Path) -> str | None:
     """Status of an existing run directory, None if there is no run file."""
-    path = run_dir / RUN_FILE
-    if not path.exists():
+    if not confined.exists(run_dir, RUN_FILE):
         return None
     with RunReader(run_dir) as r:
         return r.status
 
 
 def _discard_run(run_dir: Path) -> None:
-    """Remove a run's data (run file, segments, figures); the caller holds its lock."""
+    """Remove a run's data (run file, segments, figures); the caller holds its lock. Only files
+    mixlab writes are deleted (mixlab.confined); anything else in the directory stays."""
     for name in (RUN_FILE, "spec.yaml"):
-        (run_dir / name).unlink(missing_ok=True)
+        confined.remove(run_dir, name)
     for name in (SEGMENT_DIR, "figures"):
-        shutil.rmtree(run_dir / name, ignore_errors=True)
+        confined.remove_generated_in(run_dir, name)
 
 
 def execute(spec: dict, run_dir: str | Path, *, force: bool = False, quiet: bool = False,
@@ -285,11 +285,12 @@ def execute(spec: dict, run_dir: str | Path, *, force: bool = False, quiet: bool
     plugins.load_spec_plugins(spec.get("plugins"))  # a no-op unless this process did not resolve
     kind = registry.get_experiment(spec["experiment"])
     text = dump(spec)
+    confined.check_run_dir(run_dir)
     lock = RunLock.acquire(run_dir)
     try:
         happened = "ran"
         h5 = run_dir / RUN_FILE
-        if h5.exists() and not force:
+        if confined.exists(run_dir, RUN_FILE) and not force:
             try:
                 with RunReader(run_dir) as r:
                     status, old_spec = r.status, r.attrs.get("spec")
@@ -326,7 +327,7 @@ def execute(spec: dict, run_dir: str | Path, *, force: bool = False, quiet: bool
                     raise MixlabError(f"{exc}; or {update_hint(run_dir, spec)}") from None
         elif force:
             _discard_run(run_dir)
-        atomic_write(run_dir / "spec.yaml", text.encode())
+        confined.write_atomic(run_dir, "spec.yaml", text.encode())
         store = RunStore(h5, "a", lock=lock)
         try:
             if happened == "updated":
@@ -341,7 +342,7 @@ def execute(spec: dict, run_dir: str | Path, *, force: bool = False, quiet: bool
                              plugins=json.dumps(plugins.provenance()))
                 store.set_root_attrs(attrs)
             store.set_status("running")
-            with _LogFile(run_dir / "log.txt") as log, _sigterm_as_interrupt():
+            with _LogFile(run_dir) as log, _sigterm_as_interrupt():
                 ctx = Context(spec, run_dir, store, quiet=quiet, log_file=log, jobs=jobs)
                 ctx.log(f"{_VERBS[happened]} {spec['name']} "
                         f"({spec['experiment']}, scale {spec['scale']}) in {run_dir}")
@@ -474,14 +475,17 @@ def _close_quietly(store: RunStore, status: str, error: str | None = None) -> No
 
 
 class _LogFile:
-    """``log.txt``, appended to; a failed write (full disk) stops the logging, not the run."""
+    """``log.txt``, appended to; a failed write (full disk) stops the logging, not the run. A
+    ``log.txt`` that is a link or not a regular file is refused (mixlab.confined)."""
 
-    def __init__(self, path: Path):
-        self.path = path
+    def __init__(self, run_dir: Path):
+        self.path = run_dir / "log.txt"
         try:
-            self._fh = open(path, "a")
+            fd = confined.open_fd(run_dir, "log.txt", os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         except OSError:
             self._fh = None
+            return
+        self._fh = os.fdopen(fd, "a")
 
     def write(self, text: str) -> None:
         if self._fh is None:

@@ -12,7 +12,7 @@ import matplotlib.style  # noqa: E402
 from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from . import registry  # noqa: E402
+from . import confined, registry  # noqa: E402
 from .atomic import atomic_write  # noqa: E402
 from .errors import FigureNotReady, RunFileError, UsageError  # noqa: E402
 from .store import RunReader  # noqa: E402
@@ -22,8 +22,9 @@ STYLE = Path(__file__).with_name("mixlab.mplstyle")
 PNG_METADATA = {"Software": None}
 
 
-def render(run: RunReader, name: str, out: str | Path) -> Path:
-    """Draw figure ``name`` of ``run`` into the PNG file ``out``."""
+def render(run: RunReader, name: str, out: str | Path, inside: Path | None = None) -> Path:
+    """Draw figure ``name`` of ``run`` into the PNG file ``out`` (a name relative to the
+    directory ``inside`` when given: written through mixlab.confined)."""
     figs = registry.all_figures()
     if name not in figs:
         own = sorted(registry.figures_for(str(run.attrs.get("experiment", ""))))
@@ -38,11 +39,13 @@ def render(run: RunReader, name: str, out: str | Path) -> Path:
         except (KeyError, RunFileError) as exc:
             raise RunFileError(f"figure {name} cannot be drawn from {run.path}: missing {exc} "
                                f"(run status: {run.status})") from exc
-        out = Path(out)
-        out.parent.mkdir(parents=True, exist_ok=True)
         png = io.BytesIO()
         fig.savefig(png, format="png", metadata=PNG_METADATA)
-        atomic_write(out, png.getvalue())  # never a half-written PNG
+        if inside is not None:  # never a half-written PNG, never through a link
+            return confined.write_atomic(inside, out, png.getvalue())
+        out = Path(out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(out, png.getvalue())
     return out
 
 
@@ -56,9 +59,12 @@ def render_all(run_dir: str | Path) -> list[Path]:
     run_dir = Path(run_dir)
     outs = []
     with RunReader(run_dir) as run:
-        for name in figure_names(run):
+        names = figure_names(run)
+        if names:
+            confined.make_dirs(run_dir, "figures")  # before drawing: a link here is refused
+        for name in names:
             try:
-                outs.append(render(run, name, run_dir / "figures" / f"{name}.png"))
+                outs.append(render(run, name, f"figures/{name}.png", inside=run_dir))
             except FigureNotReady:
                 pass
     return outs

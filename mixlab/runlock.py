@@ -21,6 +21,7 @@ import socket
 import sys
 from pathlib import Path
 
+from . import confined
 from .errors import MixlabError
 
 LOCK_NAME = "writer.lock"
@@ -37,11 +38,13 @@ def _describe(info: dict) -> str:
     return f"{who} since {info.get('since', '?')}"
 
 
-def _read(path: Path) -> dict:
+def _read(run_dir: Path) -> dict:
+    """The lock file's description of its writer; {} when it is unreadable, not JSON, or not a
+    regular file inside the run (nothing outside the run is read through it)."""
     try:
-        info = json.loads(path.read_text() or "{}")
+        info = json.loads(confined.read_text(run_dir, LOCK_NAME, 4096) or "{}")
         return info if isinstance(info, dict) else {}
-    except (OSError, ValueError):
+    except (OSError, ValueError, MixlabError):
         return {}
 
 
@@ -68,12 +71,12 @@ class RunLock:
         run_dir.mkdir(parents=True, exist_ok=True)
         path = run_dir / LOCK_NAME
         while True:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = confined.open_fd(run_dir, LOCK_NAME, os.O_RDWR | os.O_CREAT)  # never a link
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 os.close(fd)
-                raise RunLocked(f"run {run_dir} is being written by {_describe(_read(path))}; "
+                raise RunLocked(f"run {run_dir} is being written by {_describe(_read(run_dir))}; "
                                 f"wait for it to finish, or run into another --out "
                                 f"directory") from None
             if _names(path, fd):
@@ -94,8 +97,8 @@ class RunLock:
         if self._fd >= 0:
             if remove and _names(self.run_dir / LOCK_NAME, self._fd):
                 try:
-                    os.unlink(self.run_dir / LOCK_NAME)
-                except OSError:
+                    confined.remove(self.run_dir, LOCK_NAME)
+                except (OSError, MixlabError):
                     pass  # the run stays complete; the file is found stale and reused later
             os.close(self._fd)  # closing the descriptor drops the flock
             self._fd = -1
@@ -109,15 +112,14 @@ class RunLock:
 
 def live_writer(run_dir: str | os.PathLike) -> str | None:
     """``"pid N since T"`` when a live process holds the run's writer lock, else None."""
-    path = Path(run_dir) / LOCK_NAME
     try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return None
+        fd = confined.open_fd(run_dir, LOCK_NAME, os.O_RDONLY)
+    except (OSError, MixlabError):
+        return None  # no lock file, or one that is not a regular file of the run
     try:
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
     except BlockingIOError:
-        return _describe(_read(path))
+        return _describe(_read(Path(run_dir)))
     finally:
         os.close(fd)
     return None
@@ -125,5 +127,5 @@ def live_writer(run_dir: str | os.PathLike) -> str | None:
 
 def last_writer(run_dir: str | os.PathLike) -> str:
     """Who wrote the run last (from the lock file), for messages about interrupted runs."""
-    info = _read(Path(run_dir) / LOCK_NAME)
+    info = _read(Path(run_dir))
     return _describe(info) if info else "an earlier process"

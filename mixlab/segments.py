@@ -16,15 +16,18 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import re
 from pathlib import Path
 
 import h5py
 import numpy as np
 
-from .atomic import atomic_write
+from . import confined
+from .errors import RunFileError
 
 SEGMENT_DIR = "segments"
 SEGMENT_BYTES = 64 << 20  # write a segment early past this many buffered bytes
+SEGMENT_NAME = re.compile(r"^\d{6}\.h5$")
 
 
 def stream_id(name: str) -> str:
@@ -57,13 +60,17 @@ class StreamSegments:
         """Segments as of the stream's last checkpoint (none without one); orphans deleted."""
         segs = json.loads(checkpoint_attrs["segments"]) if checkpoint_attrs is not None else []
         layout = json.loads(checkpoint_attrs["layout"]) if checkpoint_attrs is not None else {}
+        if not (isinstance(segs, list) and all(
+                isinstance(s, list) and len(s) == 2 and isinstance(s[0], str)
+                and SEGMENT_NAME.match(s[0]) and isinstance(s[1], int) and s[1] >= 0
+                for s in segs)):
+            raise RunFileError(f"stream '{name}' of run {run_dir}: its checkpoint lists segment "
+                               f"files that mixlab does not write ({str(segs)[:200]})")
         self = cls(run_dir, name, segs, layout)
         kept = {f for f, _ in self.segments}
-        d = run_dir / self.rel_dir
-        if d.is_dir():
-            for p in d.iterdir():
-                if p.name not in kept:
-                    p.unlink(missing_ok=True)
+        for fname in confined.list_dir(run_dir, self.rel_dir):  # a link here is refused
+            if fname not in kept and confined.generated(f"{self.rel_dir}/{fname}"):
+                confined.remove(run_dir, f"{self.rel_dir}/{fname}")
         return self
 
     # -- writing ----------------------------------------------------------------------------------
@@ -114,9 +121,7 @@ class StreamSegments:
                 if path == "time":
                     n = arr.shape[0]
         name = f"{len(self.segments):06d}.h5"
-        d = self.run_dir / self.rel_dir
-        d.mkdir(parents=True, exist_ok=True)
-        atomic_write(d / name, bio.getvalue())
+        confined.write_atomic(self.run_dir, f"{self.rel_dir}/{name}", bio.getvalue())
         self.segments.append([name, int(n)])
         self._pending, self._pending_bytes = [], 0
 

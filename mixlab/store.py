@@ -31,8 +31,10 @@ from typing import Any
 import h5py
 import numpy as np
 
-from .atomic import WriteFailure, atomic_write, remove_stray_temporaries
+from . import confined
+from .atomic import WriteFailure
 from .errors import RunFileError
+from .runfile_check import check_run_file, open_run_file, read_bound
 from .runlock import RunLock, last_writer, live_writer
 from .segments import StreamSegments, missing_sources
 from .segments import pack_bool as pack_bool  # re-exported: readers unpack with store.unpack_bool
@@ -104,17 +106,23 @@ class RunStore:
         self._own_lock = lock is None
         self.lock = lock if lock is not None else RunLock.acquire(self.run_dir)
         try:
-            remove_stray_temporaries(self.run_dir, self.path.name)
+            confined.remove_temporaries(self.run_dir, None, self.path.name)
             self._bio = io.BytesIO()
-            if mode == "a" and self.path.exists():
+            if mode == "a" and confined.exists(self.run_dir, self.path.name):
+                data = confined.read_bytes(self.run_dir, self.path.name, read_bound())
                 try:
-                    self._bio.write(self.path.read_bytes())
+                    self._bio.write(data)
                     self.f = h5py.File(self._bio, "r+")
                 except OSError as exc:
                     raise RunFileError(
                         f"run file {self.path} cannot be read ({exc}): it is truncated or "
                         f"corrupt. Move the run directory aside (nothing is deleted) and run "
                         f"the spec again, or run into another --out directory") from exc
+                try:
+                    check_run_file(self.f, self.run_dir, len(data), self.path)
+                except BaseException:
+                    self.f.close()
+                    raise
                 version = int(_from_attr(self.f.attrs.get("format_version", 1)))
                 if version != FORMAT_VERSION:
                     self.f.close()
@@ -136,7 +144,7 @@ class RunStore:
     def publish(self) -> None:
         """Replace ``run.h5`` on disk with the current state, atomically."""
         self.f.flush()
-        atomic_write(self.path, self._bio.getvalue())
+        confined.write_atomic(self.run_dir, self.path.name, self._bio.getvalue())
 
     def saved_text(self) -> str:
         """What the last published snapshot holds, for a message after a failed write."""
@@ -254,7 +262,8 @@ class RunStore:
         (booleans unpacked). Read from the published file, whose virtual datasets find their
         segment files next to it."""
         self.publish()
-        with h5py.File(self.path, "r") as f:
+        with h5py.File(confined.check(self.run_dir, self.path.name, must_exist=True), "r",
+                       locking=False) as f:
             ds = f[f"streams/{name}/{key}"]
             raw = ds[chains, draws]
             packed = ds.attrs.get("packed", False)
@@ -304,17 +313,11 @@ class RunReader:
     def __init__(self, run: str | os.PathLike):
         p = Path(run)
         self.run_dir = p if p.is_dir() else p.parent
-        self.path = p / "run.h5" if p.is_dir() else p
-        if not self.path.exists():
+        self.path = p / RUN_FILE if p.is_dir() else p
+        if not os.path.lexists(self.path):
             raise RunFileError(f"no run file at {self.path}: give a run directory made by "
                                f"'mixlab run' (it holds run.h5)")
-        try:
-            self.f = h5py.File(self.path, "r")
-        except OSError as exc:
-            raise RunFileError(
-                f"run file {self.path} cannot be read ({exc}): it is truncated or corrupt "
-                f"(mixlab replaces run files whole and atomically, so it was damaged after it "
-                f"was written, or written by something else)") from exc
+        self.f = open_run_file(self.run_dir, self.path.name)
         if "spec" not in self.f.attrs:
             self.f.close()
             raise RunFileError(f"{self.path} is an HDF5 file but not a mixlab run (no 'spec' "

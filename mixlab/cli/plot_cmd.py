@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from .. import confined
 from ..errors import FigureNotReady, UsageError
 from ..plotting import figure_names, render
 from ..store import RunReader
@@ -29,11 +30,13 @@ def plot(run_dir, name, output):
                     for n in names]
         elif output:
             outs = [Path(output)]
-        else:
-            outs = [run.run_dir / "figures" / f"{n}.png" for n in names]
+        else:  # into the run directory, through mixlab.confined
+            confined.make_dirs(run.run_dir, "figures")
+            outs = [f"figures/{n}.png" for n in names]
+        inside = None if output else run.run_dir
         for n, out in zip(names, outs):
             try:
-                render(run, n, out)
+                out = render(run, n, out, inside=inside)
             except FigureNotReady as exc:
                 if name:           # asked for by name: an error (exit 1)
                     raise

@@ -20,6 +20,7 @@ Zarr format 2 is read by zarr 2 and 3 alike; with zarr 3, ArviZ 0.23 reads it th
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
@@ -27,8 +28,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..atomic import WriteFailure, describe_os_error
+from ..atomic import WriteFailure, atomic_write, describe_os_error, temporary_name
 from ..errors import MixlabError, UsageError
+from ..runfile_check import declared_bytes, read_bound
 from ..store import RunReader
 
 CHUNK_DRAWS = 20_000
@@ -88,42 +90,74 @@ class _Layout:
 
 def export_netcdf(run: RunReader, stream: str | None, out: str | Path) -> tuple[str, Path]:
     """Write stream ``stream`` of ``run`` to ``out`` (netCDF-4 / HDF5); returns (stream, path).
-    The file appears complete or not at all (written under a temporary name, then renamed)."""
-    import h5netcdf
 
+    The file appears complete or not at all, and a full disk is one :class:`WriteFailure`:
+    the HDF5 library cannot be trusted to fail cleanly when the file it writes cannot grow, so
+    the netCDF file is built in memory (or, past :func:`mixlab.runfile_check.read_bound`, in a
+    temporary file whose whole estimated size is reserved first) and then written in one
+    atomic write (mixlab.atomic); an earlier ``out`` stays until the new one is complete."""
     lay = _Layout(run, stream)
-    name, keys, summaries, chains, draws = (lay.name, lay.keys, lay.summaries, lay.chains,
-                                            lay.draws)
     out = Path(out)
-    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
-    attrs, time = lay.attrs, lay.time
+    estimate = _estimated_bytes(run, lay)
+    if estimate <= read_bound():
+        bio = io.BytesIO()
+        _write_netcdf(run, lay, bio)
+        atomic_write(out, bio.getbuffer())
+        return lay.name, out
+    tmp = temporary_name(out)
     try:
-        with h5netcdf.File(tmp, "w") as f:
-            post = f.create_group("posterior")
-            post.dimensions = {"chain": chains, "draw": draws}
-            post.create_variable("chain", ("chain",), data=np.arange(chains))
-            post.create_variable("draw", ("draw",), data=np.arange(draws))
-            for key in keys:
-                _write_key(run, post, name, key, chains, draws, lay.var(key))
-            for stat, v in summaries.items():
-                post.create_variable(stat, ("chain", "draw"), data=np.asarray(v[:, :draws]))
-            post.attrs.update(attrs)
-            ss = f.create_group("sample_stats")
-            ss.dimensions = {"chain": chains, "draw": draws}
-            ss.create_variable("chain", ("chain",), data=np.arange(chains))
-            ss.create_variable("draw", ("draw",), data=np.arange(draws))
-            for k, v in lay.sample_stats().items():          # stored (draw, chain)
-                ss.create_variable(k, ("chain", "draw"), data=v[:draws].T)
-            ss.create_variable("time", ("chain", "draw"),
-                               data=np.broadcast_to(time[:draws], (chains, draws)).copy())
-            ss.attrs.update(attrs)
-            f.attrs.update(attrs)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        try:
+            os.posix_fallocate(fd, 0, estimate + estimate // 8 + (4 << 20))
+        finally:
+            os.close(fd)
+        _write_netcdf(run, lay, tmp)
         os.replace(tmp, out)
     except BaseException as exc:
         tmp.unlink(missing_ok=True)
         _raise_write_failure(exc, out)
         raise
-    return name, out
+    return lay.name, out
+
+
+def _estimated_bytes(run: RunReader, lay: _Layout) -> int:
+    """The bytes of the export's variables (the netCDF file adds its metadata)."""
+    n = 0
+    for key in lay.keys:
+        ds = run.f[f"streams/{lay.name}/{key}"]
+        n += declared_bytes(ds) * (8 if ds.attrs.get("packed", False) else 1)
+    n += sum(np.asarray(v).nbytes for v in lay.summaries.values())
+    n += sum(v.nbytes for v in lay.sample_stats().values())
+    return n + lay.chains * lay.draws * 8 + (1 << 16)
+
+
+def _write_netcdf(run: RunReader, lay: _Layout, target) -> None:
+    """The netCDF file of ``lay`` into ``target`` (a path or a binary file object)."""
+    import h5netcdf
+
+    name, keys, summaries, chains, draws = (lay.name, lay.keys, lay.summaries, lay.chains,
+                                            lay.draws)
+    attrs, time = lay.attrs, lay.time
+    with h5netcdf.File(target, "w") as f:
+        post = f.create_group("posterior")
+        post.dimensions = {"chain": chains, "draw": draws}
+        post.create_variable("chain", ("chain",), data=np.arange(chains))
+        post.create_variable("draw", ("draw",), data=np.arange(draws))
+        for key in keys:
+            _write_key(run, post, name, key, chains, draws, lay.var(key))
+        for stat, v in summaries.items():
+            post.create_variable(stat, ("chain", "draw"), data=np.asarray(v[:, :draws]))
+        post.attrs.update(attrs)
+        ss = f.create_group("sample_stats")
+        ss.dimensions = {"chain": chains, "draw": draws}
+        ss.create_variable("chain", ("chain",), data=np.arange(chains))
+        ss.create_variable("draw", ("draw",), data=np.arange(draws))
+        for k, v in lay.sample_stats().items():          # stored (draw, chain)
+            ss.create_variable(k, ("chain", "draw"), data=v[:draws].T)
+        ss.create_variable("time", ("chain", "draw"),
+                           data=np.broadcast_to(time[:draws], (chains, draws)).copy())
+        ss.attrs.update(attrs)
+        f.attrs.update(attrs)
 
 
 def _write_key(run: RunReader, group, stream: str, key: str, chains: int, draws: int,
