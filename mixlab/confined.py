@@ -105,7 +105,7 @@ def open_fd(root: str | os.PathLike, rel: str | os.PathLike, flags: int = os.O_R
     path = check(root, rel)
     try:
         fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, mode)
-    except OSError as exc:
+    except OSError:
         if os.path.islink(path):
             raise _refuse(path, "a symbolic link, which mixlab does not follow") from None
         raise

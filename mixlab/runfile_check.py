@@ -175,3 +175,22 @@ def _check_segment(run_dir: Path, name: str) -> int:
         raise RunFileError(f"segment file {path} cannot be read ({exc}): it is truncated or "
                            f"corrupt") from exc
     return size
+
+
+def recorded_status(run_dir: Path, name: str = "run.h5") -> str | None:
+    """The ``status`` attribute of a run file that is refused for what it holds, when the file
+    itself is a regular file of the run (a root attribute reads nothing outside the file);
+    None when even that cannot be read safely."""
+    try:
+        path = confined.check(run_dir, name, must_exist=True)
+        if os.lstat(path).st_size > read_bound():
+            return None
+        with h5py.File(path, "r", locking=False) as f:
+            value = f.attrs.get("status")
+    except (OSError, RunFileError, RuntimeError):
+        return None
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
+    if not isinstance(value, str):
+        return None
+    return value[:40] + ("..." if len(value) > 40 else "")

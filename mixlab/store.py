@@ -82,6 +82,7 @@ def unpack_bool(packed: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     return flat.reshape(packed.shape[:2] + tuple(shape))
 
 
+SPEC_CHARS = 1 << 20  # a resolved spec is a few KB; a longer 'spec' attribute is refused
 FORMAT_VERSION = 2  # run-file format: 2 = crash-safe (segments + atomic snapshots, no pickles)
 RUN_FILE = "run.h5"
 
@@ -340,7 +341,14 @@ class RunReader:
     def spec(self) -> dict:
         import yaml
 
-        return yaml.safe_load(self.f.attrs["spec"])
+        text = _from_attr(self.f.attrs["spec"])
+        if not isinstance(text, str) or len(text) > SPEC_CHARS:
+            raise RunFileError(f"{self.path}: its 'spec' attribute is not a spec mixlab writes "
+                               f"(not text, or past {SPEC_CHARS:,} characters)")
+        spec = yaml.safe_load(text)
+        if not isinstance(spec, dict):
+            raise RunFileError(f"{self.path}: its 'spec' attribute is not a YAML mapping")
+        return spec
 
     @property
     def status(self) -> str:

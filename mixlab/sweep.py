@@ -40,6 +40,7 @@ from typing import Any
 
 import yaml
 
+from . import confined
 from .errors import MixlabError, SpecError, UsageError
 from .spec import dump, load_yaml, resolve
 
@@ -132,8 +133,9 @@ def run_point(spec: dict, run_dir: str, quiet: bool = True) -> dict:
     from .store import RunReader
 
     try:
+        run_dir = confined.check(Path(run_dir).parent, Path(run_dir).name, directory=True)
         # one process per point: the sweep's own -j spreads the points over the cores
-        _, happened = execute(spec, Path(run_dir), quiet=quiet, jobs=1)
+        _, happened = execute(spec, run_dir, quiet=quiet, jobs=1)
         with RunReader(run_dir) as r:
             results = r.results()
     except Exception as exc:  # the point failed; the sweep goes on and lists it
@@ -146,7 +148,11 @@ def existing_run(spec: dict, run_dir: Path) -> tuple[str, dict]:
     run of this very spec, ``("other", {})`` for a run of another spec (the sweep's spec or
     its --set overrides changed since), else ``("todo", {})`` (nothing, unfinished, failed or
     unreadable: running the point resumes it or says what is wrong)."""
-    if not (run_dir / "run.h5").is_file():
+    try:  # a point is a real directory of the sweep, never a link out of it
+        confined.check(run_dir.parent, run_dir.name, directory=True)
+    except MixlabError:
+        return "todo", {}  # running the point says what is wrong
+    if not os.path.lexists(run_dir / "run.h5"):
         return "todo", {}
     from .store import RunReader
 
@@ -252,10 +258,10 @@ def write_csv_atomic(path: Path, header: list, rows: list[list]) -> None:
 
 
 def _write_bookkeeping(path: Path, text: str) -> None:
-    from .atomic import WriteFailure, atomic_write
+    from .atomic import WriteFailure
 
     try:
-        atomic_write(path, text.encode())
+        confined.write_atomic(path.parent, path.name, text.encode())
     except WriteFailure as exc:
         raise MixlabError(f"{exc}; the sweep stopped (the points that completed are kept in "
                           f"their run directories); free space and run the same command again "

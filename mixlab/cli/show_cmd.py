@@ -3,16 +3,41 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
+import os
 from pathlib import Path
 
 import click
 import numpy as np
 
+from .. import confined
+from ..confined import ConfinementError
 from ..errors import RunFileError
-from ..store import RunReader
+from ..runfile_check import recorded_status
+from ..store import RUN_FILE, RunReader
 from ..update import stale_streams
+
+SWEEP_TABLE_BYTES = 64 << 20
+
+
+SHOWN_CHARS = 2000  # a longer string is shown cut, saying by how much
+SHOWN_ITEMS = 1000  # a longer list likewise
+
+
+def cut(v):
+    """``v`` with every string past SHOWN_CHARS characters and every list past SHOWN_ITEMS
+    items cut, saying how much was left out (a run file may hold anything)."""
+    if isinstance(v, str) and len(v) > SHOWN_CHARS:
+        return f"{v[:SHOWN_CHARS]}... [cut: {len(v) - SHOWN_CHARS:,} more characters]"
+    if isinstance(v, list):
+        more = len(v) - SHOWN_ITEMS
+        v = [cut(x) for x in v[:SHOWN_ITEMS]]
+        return v + [f"[cut: {more:,} more items]"] if more > 0 else v
+    if isinstance(v, dict):
+        return {cut(k): cut(x) for k, x in v.items()}
+    return v
 
 
 def _clean(v):
@@ -31,9 +56,10 @@ def run_summary(run: RunReader) -> dict:
     metrics = {m: {s: {"x": _clean(c["x"]), "y": _clean(c["y"]),
                        **({"yerr": _clean(c["yerr"])} if c["yerr"] is not None else {})}
                    for s, c in series.items()} for m, series in run.metrics().items()}
-    return {"status": run.status, "live_status": run.live_status(),
-            "provenance": provenance(run), "stale": _stale(run),
-            "results": {k: _clean(v) for k, v in run.results().items()}, "metrics": metrics}
+    return cut({"status": run.status, "live_status": run.live_status(),
+                "provenance": provenance(run), "stale": _stale(run),
+                "results": {k: _clean(v) for k, v in run.results().items()},
+                "metrics": metrics})
 
 
 def _stale(run: RunReader) -> dict:
@@ -59,6 +85,11 @@ def provenance(run: RunReader) -> dict:
     return out
 
 
+def say(line: str) -> None:
+    """One line of ``show``'s text, cut past SHOWN_CHARS characters."""
+    click.echo(cut(line))
+
+
 @click.command("show")
 @click.argument("run_dir", metavar="RUN", type=click.Path(exists=True))
 @click.option("--json", "as_json", is_flag=True,
@@ -67,49 +98,59 @@ def provenance(run: RunReader) -> dict:
 def show(run_dir, as_json):
     """Show a run directory (or a sweep's or a league's summary table)."""
     p = Path(run_dir)
-    if (p / "league.txt").is_file() and (p / "league.csv").is_file():
+    if os.path.lexists(p / "league.txt") and os.path.lexists(p / "league.csv"):
         if as_json:
-            with open(p / "league.csv") as fh:
-                click.echo(json.dumps({"league": list(csv.DictReader(fh))}, indent=1))
+            text = confined.read_text(p, "league.csv", limit=SWEEP_TABLE_BYTES)
+            click.echo(json.dumps({"league": cut(list(csv.DictReader(io.StringIO(text))))},
+                                  indent=1))
         else:
-            click.echo((p / "league.txt").read_text(), nl=False)
+            for line in confined.read_text(p, "league.txt",
+                                           limit=SWEEP_TABLE_BYTES).splitlines()[:SHOWN_ITEMS]:
+                say(line)
         return
-    if (p / "sweep.csv").exists() and not (p / "run.h5").exists():
-        with open(p / "sweep.csv") as fh:
-            rows = list(csv.DictReader(fh))
+    if os.path.lexists(p / "sweep.csv") and not os.path.lexists(p / RUN_FILE):
+        text = confined.read_text(p, "sweep.csv", limit=SWEEP_TABLE_BYTES)
+        rows = list(csv.DictReader(io.StringIO(text)))
         if as_json:
-            click.echo(json.dumps({"sweep": rows}, indent=1))
+            click.echo(json.dumps({"sweep": cut(rows)}, indent=1))
         else:
-            click.echo(f"sweep {p}: {len(rows)} point(s)")
+            say(f"sweep {p}: {len(rows)} point(s)")
             if rows:
                 cols = list(rows[0])
-                click.echo("  ".join(cols))
-                for r in rows:
-                    click.echo("  ".join(str(r[c]) for c in cols))
+                say("  ".join(str(c) for c in cols))
+                for r in rows[:SHOWN_ITEMS]:
+                    say("  ".join(str(r[c]) for c in cols))
         return
-    with RunReader(p) as run:
+    try:
+        run = RunReader(p)
+    except ConfinementError:
+        status = recorded_status(p)
+        if status is not None:  # what can be shown safely: the status the file records
+            click.echo(json.dumps({"status": status}) if as_json else f"status    {status}")
+        raise
+    with run:
         if as_json:
             click.echo(json.dumps(run_summary(run)))
             return
         a = run.attrs
-        click.echo(f"run       {run.run_dir}")
-        click.echo(f"status    {run.live_status()}")
-        click.echo(f"spec      {run.spec.get('name')} ({a.get('experiment')}, scale "
+        say(f"run       {run.run_dir}")
+        say(f"status    {run.live_status()}")
+        say(f"spec      {run.spec.get('name')} ({a.get('experiment')}, scale "
                    f"{run.spec.get('scale')}, seed {run.spec.get('seed')})")
         dropped = run.spec.get("dropped")
         for key, why in (dropped.items() if isinstance(dropped, dict) else ()):
-            click.echo(f"dropped   {key} (from the spec file): {why}")
-        click.echo(f"mixlab    {a.get('mixlab_version')}  git {str(a.get('git_commit'))[:12]}"
+            say(f"dropped   {key} (from the spec file): {why}")
+        say(f"mixlab    {a.get('mixlab_version')}  git {str(a.get('git_commit'))[:12]}"
                    f" dirty={a.get('git_dirty')}  created {a.get('created')}")
         for plug in provenance(run).get("plugins") or []:
             if isinstance(plug, dict):
                 ident = (f"{plug.get('distribution')} {plug.get('version')}"
                          if plug.get("distribution") else
                          f"{plug.get('file')} sha256 {str(plug.get('sha256'))[:12]}")
-                click.echo(f"plugin    {plug.get('module')} ({plug.get('source')}): {ident}")
+                say(f"plugin    {plug.get('module')} ({plug.get('source')}): {ident}")
         names = run.stream_names()
         if names:
-            click.echo("streams")
+            say("streams")
             for name in names:
                 keys = run.stream_keys(name)
                 shapes = []
@@ -120,26 +161,26 @@ def show(run_dir, as_json):
                     shapes.append(f"{k}{[int(s) for s in shape]}")
                 t = run.stream_time(name) if "time" in run.f[f"streams/{name}"] else []
                 secs = f"{t[-1]:.2f} s" if len(t) else "-"
-                click.echo(f"  {name:24s} {' '.join(shapes) or '(not recorded)'}  {secs}")
+                say(f"  {name:24s} {' '.join(shapes) or '(not recorded)'}  {secs}")
         for name, why in _stale(run).items():
-            click.echo(f"stale: {name} ({'; '.join(why)}); 'mixlab run SPEC --update' reruns it")
+            say(f"stale: {name} ({'; '.join(why)}); 'mixlab run SPEC --update' reruns it")
         m = run.metrics()
         if m:
-            click.echo("metrics (last point)")
+            say("metrics (last point)")
             for metric, series in m.items():
                 for s, c in series.items():
                     if len(c["x"]):
-                        click.echo(f"  {metric}/{s:24s} x={c['x'][-1]:.6g}  y={c['y'][-1]:.6g}")
+                        say(f"  {metric}/{s:24s} x={c['x'][-1]:.6g}  y={c['y'][-1]:.6g}")
         r = run.results()
         if r:
-            click.echo("results")
+            say("results")
             for k, v in r.items():
-                click.echo(f"  {k:40s} {v}")
+                say(f"  {k:40s} {v}")
         stages = run.stage_names()
         if stages:
-            click.echo(f"stages    {len(stages)} cached")
+            say(f"stages    {len(stages)} cached")
         if run.status not in ("complete", "running"):
             click.echo(f"note: this run is {run.status}; run its spec again to resume it",
                        err=True)
-    if not (p / "run.h5").exists():
+    if not os.path.lexists(p / RUN_FILE):
         raise RunFileError(f"{p} is not a run directory")

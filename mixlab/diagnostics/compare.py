@@ -9,14 +9,19 @@ from __future__ import annotations
 
 import csv
 import fnmatch
+import io
 import math
+import os
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePath
 
 import numpy as np
 
+from .. import confined
 from ..errors import UsageError
 from ..store import RUN_FILE, RunReader
+
+SWEEP_TABLE_BYTES = 64 << 20
 
 
 @dataclass
@@ -33,16 +38,17 @@ def expand(paths: list[str]) -> list[tuple[str, Path]]:
     out = []
     for p in paths:
         d = Path(p)
-        if (d / "sweep.csv").is_file():
-            with open(d / "sweep.csv", newline="") as f:
-                rows = [r for r in csv.DictReader(f) if r.get("status") == "complete"]
+        if os.path.lexists(d / "sweep.csv") and not os.path.lexists(d / RUN_FILE):
+            text = confined.read_text(d, "sweep.csv", limit=SWEEP_TABLE_BYTES)
+            rows = [r for r in csv.DictReader(io.StringIO(text, newline=""))
+                    if r.get("status") == "complete"]
             if not rows:
                 raise UsageError(f"sweep {p} has no complete point yet")
-            for r in rows:
-                run = Path(r["run"])
-                run = run if run.is_absolute() or run.exists() else d / run.name
-                out.append((f"{p.rstrip('/')}/{run.name}", run))
-        elif (d / RUN_FILE).is_file():
+            for r in rows:  # a point is a directory of the sweep, whatever the table says
+                name = PurePath(str(r.get("run") or "")).name
+                run = confined.check(d, name or ".", directory=True)
+                out.append((f"{p.rstrip('/')}/{name}", run))
+        elif os.path.lexists(d / RUN_FILE):
             out.append((p, d))
         else:
             raise UsageError(f"{p} is neither a run directory (no {RUN_FILE}) nor a sweep "
