@@ -132,10 +132,10 @@ def _outcome(r: dict) -> str:
         return "ok"
     lines = r["stderr"].strip().splitlines() or [""]
     line = next((ln for ln in lines if "failed: " in ln[:12]), lines[0])
-    reason = line.split(": ", 2)[-1].split(";")[0].replace("|", "/")
+    reason = line.split(";")[0].rsplit(": ", 1)[-1].replace("|", "/")
     if r["seconds"] >= 30:
         return "FAIL timeout"
-    return f"{r['rc']}: {reason[:46]}"
+    return f"{r['rc']}: {reason[:60]}"
 
 
 def _table(results: dict) -> str:
