@@ -22,7 +22,7 @@ def draw_league(league_dir: Path, entries: list[Entry], info: dict) -> Path:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    from ..atomic import atomic_write
+    from .. import confined
     from ..plotting import PNG_METADATA, STYLE
 
     tnames = list(dict.fromkeys(e.target for e in entries))
@@ -48,9 +48,7 @@ def draw_league(league_dir: Path, entries: list[Entry], info: dict) -> Path:
         fig.tight_layout()
         buf = io.BytesIO()
         fig.savefig(buf, format="png", metadata=PNG_METADATA)
-    out = league_dir / "league.png"
-    atomic_write(out, buf.getvalue())
-    return out
+    return confined.write_atomic(league_dir, "league.png", buf.getvalue())
 
 
 def _legend_text(info: dict) -> str:

@@ -123,9 +123,9 @@ def run_league(spec: dict, league_dir: Path, *, workers: int = 1, scheduler: str
     t0 = time.perf_counter()
     grid, cells = plan(spec)
     league_dir.mkdir(parents=True, exist_ok=True)
-    from ..atomic import atomic_write
+    from .. import confined
 
-    atomic_write(league_dir / "league.yaml", dump(spec).encode())
+    confined.write_atomic(league_dir, "league.yaml", dump(spec).encode())
     outcome = run_sweep(league_dir, cells, grid, [], workers=workers, scheduler=scheduler,
                         quiet=quiet)
     entries = [Entry(c["target"]["name"], c["label"], outcome.status[i], outcome.error[i],
@@ -155,14 +155,14 @@ def league_info(spec: dict, entries: list[Entry], wall: float, workers: int,
 
 
 def write_outputs(league_dir: Path, entries: list[Entry], info: dict) -> str:
-    from ..atomic import atomic_write
+    from .. import confined
     from .figure import draw_league
 
     fr = sorted({float(f) for f in info["fractions"]} | {1.0})
     text = text_table(entries, info)
-    atomic_write(league_dir / "league.csv", csv_text(entries, fr).encode())
-    atomic_write(league_dir / "league.md", markdown(entries, info).encode())
-    atomic_write(league_dir / "league.txt", text.encode())
+    confined.write_atomic(league_dir, "league.csv", csv_text(entries, fr).encode())
+    confined.write_atomic(league_dir, "league.md", markdown(entries, info).encode())
+    confined.write_atomic(league_dir, "league.txt", text.encode())
     draw_league(league_dir, entries, info)
-    atomic_write(league_dir / "league.json", json.dumps(info, indent=1).encode())
+    confined.write_atomic(league_dir, "league.json", json.dumps(info, indent=1).encode())
     return text
