@@ -242,3 +242,23 @@ def check_run_dir(run_dir: str | os.PathLike) -> None:
     if os.path.isdir(seg):
         for sub in list_dir(run_dir, "segments"):
             check(run_dir, f"segments/{sub}", directory=True)
+
+
+def remove_run_dir(parent: str | os.PathLike, name: str) -> bool:
+    """Delete the run directory ``parent/name`` as far as mixlab wrote it: its own files
+    (:data:`RUN_FILES`, segments, figures, stray temporaries), then the directory if that left
+    it empty. Returns whether it is gone; anything mixlab did not write stays."""
+    root = check(parent, name, directory=True)
+    if not os.path.lexists(root):
+        return True
+    for entry in list_dir(root):
+        st = os.lstat(root / entry)
+        if entry in RUN_DIRS and stat.S_ISDIR(st.st_mode):
+            remove_generated_in(root, entry)
+        elif stat.S_ISREG(st.st_mode) and (entry in RUN_FILES or generated(entry)):
+            os.unlink(root / entry)
+    try:
+        os.rmdir(root)
+    except OSError:
+        return False
+    return True

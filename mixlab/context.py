@@ -13,7 +13,6 @@ import hashlib
 import importlib.metadata
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -306,8 +305,9 @@ def execute(spec: dict, run_dir: str | Path, *, force: bool = False, quiet: bool
                 if live_writer(previous) is not None:
                     raise MixlabError(f"cannot move {run_dir} aside: {previous} is being "
                                       f"written by {live_writer(previous)}")
-                if previous.exists():
-                    shutil.rmtree(previous)
+                if not confined.remove_run_dir(previous.parent, previous.name):
+                    raise MixlabError(f"cannot move {run_dir} aside: {previous} holds files "
+                                      f"mixlab did not write; move it away first")
                 run_dir.rename(previous)
                 lock.release()
                 lock = RunLock.acquire(run_dir)

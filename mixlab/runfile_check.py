@@ -55,6 +55,7 @@ def open_run_file(run_dir: Path, name: str = "run.h5") -> h5py.File:
         raise confined.ConfinementError(
             f"{path}: {size:,} bytes, more than the {read_bound():,} bytes mixlab reads from a run "
             f"file (set MIXLAB_MAX_READ_BYTES to allow more)")
+    refuse_vds_prefix(path)
     try:
         f = h5py.File(path, "r", locking=False)
     except OSError as exc:
@@ -68,6 +69,15 @@ def open_run_file(run_dir: Path, name: str = "run.h5") -> h5py.File:
         f.close()
         raise
     return f
+
+
+def refuse_vds_prefix(path: Path) -> None:
+    """Refuse to read a run while ``HDF5_VDS_PREFIX`` is set: the HDF5 library (which reads it
+    when it starts) would look for the run's segment files under it first."""
+    if os.environ.get("HDF5_VDS_PREFIX"):
+        raise RunFileError(f"{path}: HDF5_VDS_PREFIX is set, so the HDF5 library would look for "
+                           f"the run's segment files under it before the run directory; unset "
+                           f"it to read runs")
 
 
 def _refuse(path: Path, where: str, reason: str) -> RunFileError:
@@ -94,7 +104,8 @@ def _walk(f: h5py.File, path: Path, size: int, run_dir: Path | None, checked: di
         try:
             names = list(group.keys())
         except (UnicodeDecodeError, OSError, RuntimeError) as exc:
-            raise _refuse(path, group.name, f"a group whose members cannot be listed ({exc})")
+            raise _refuse(path, group.name,
+                          f"a group whose members cannot be listed ({exc})") from None
         for name in names:
             where = f"{group.name.rstrip('/')}/{name}"
             count += 1
@@ -104,7 +115,8 @@ def _walk(f: h5py.File, path: Path, size: int, run_dir: Path | None, checked: di
             try:
                 link = group.get(name, getlink=True)
             except (OSError, RuntimeError, KeyError) as exc:
-                raise _refuse(path, where, f"a link of a kind mixlab does not write ({exc})")
+                raise _refuse(path, where,
+                              f"a link of a kind mixlab does not write ({exc})") from None
             if isinstance(link, h5py.ExternalLink):
                 raise _refuse(path, where, "an external link (to another file)")
             if isinstance(link, h5py.SoftLink):
@@ -133,7 +145,7 @@ def _check_dataset(ds: h5py.Dataset, where: str, path: Path, size: int, run_dir:
     if ds.is_virtual:
         if run_dir is None:
             raise _refuse(path, where, "a virtual dataset inside a segment file")
-        holds = 0
+        sources = set()
         for vs in ds.virtual_sources():
             name = vs.file_name
             if not SEGMENT_SOURCE.match(name):
@@ -141,7 +153,8 @@ def _check_dataset(ds: h5py.Dataset, where: str, path: Path, size: int, run_dir:
                                            f"segment file of this run")
             if name not in checked:
                 checked[name] = _check_segment(run_dir, name)
-            holds += checked[name]
+            sources.add(name)
+        holds = sum(checked[name] for name in sources)
     if nbytes > holds:
         raise _refuse(path, where, f"a dataset declaring {nbytes:,} bytes (shape "
                                    f"{tuple(ds.shape)}), more than its file(s) hold "

@@ -34,7 +34,7 @@ import numpy as np
 from . import confined
 from .atomic import WriteFailure
 from .errors import RunFileError
-from .runfile_check import check_run_file, open_run_file, read_bound
+from .runfile_check import check_run_file, open_run_file, read_bound, refuse_vds_prefix
 from .runlock import RunLock, last_writer, live_writer
 from .segments import StreamSegments, missing_sources
 from .segments import pack_bool as pack_bool  # re-exported: readers unpack with store.unpack_bool
@@ -263,6 +263,7 @@ class RunStore:
         (booleans unpacked). Read from the published file, whose virtual datasets find their
         segment files next to it."""
         self.publish()
+        refuse_vds_prefix(self.path)
         with h5py.File(confined.check(self.run_dir, self.path.name, must_exist=True), "r",
                        locking=False) as f:
             ds = f[f"streams/{name}/{key}"]

@@ -195,19 +195,20 @@ def install_archive(archive: bytes, run_dir: Path) -> None:
     """Replace ``run_dir`` by the archived run directory, never leaving a half-unpacked one:
     unpack next to it, fsync, then swap it in with renames."""
     incoming = run_dir.with_name(f".{run_dir.name}.incoming-{uuid.uuid4().hex[:8]}")
+    confined.check(run_dir.parent, run_dir.name, directory=True)  # never a link out
     try:
         unpack_dir(archive, incoming)
         _fsync_tree(incoming)
-        if run_dir.exists():
+        if os.path.lexists(run_dir):
             old = run_dir.with_name(f".{run_dir.name}.old-{uuid.uuid4().hex[:8]}")
             run_dir.rename(old)
             incoming.rename(run_dir)
-            shutil.rmtree(old, ignore_errors=True)
+            confined.remove_run_dir(old.parent, old.name)
         else:
             incoming.rename(run_dir)
     finally:
-        if incoming.exists():
-            shutil.rmtree(incoming, ignore_errors=True)
+        if os.path.lexists(incoming):
+            shutil.rmtree(incoming, ignore_errors=True)  # unpacked here: regular files only
 
 
 def run_point_portable(spec: dict, archive: bytes | None, quiet: bool = True) -> dict:
