@@ -30,7 +30,7 @@ from .errors import RunFileError
 _TMP = r"(?:/|^)\.[^/]+\.tmp-\d+$"
 GENERATED = [re.compile(p) for p in (
     r"^run\.h5$", r"^spec\.yaml$", r"^writer\.lock$",
-    r"^segments/[0-9a-f]{16}/\d{6}\.h5$", r"^figures/[\w.+-]+\.png$",
+    r"^segments/[0-9a-f]{16}/(?:handoff-)?\d{6}\.h5$", r"^figures/[\w.+-]+\.png$",
     r"^sweep\.(?:csv|yaml)$", r"^league\.[a-z]+$", _TMP)]
 
 _KINDS = {stat.S_IFLNK: "a symbolic link", stat.S_IFIFO: "a FIFO", stat.S_IFSOCK: "a socket",

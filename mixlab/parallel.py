@@ -35,8 +35,10 @@ from typing import Any
 
 import h5py
 
-from .atomic import WriteFailure, atomic_write
+from . import confined
+from .atomic import WriteFailure
 from .errors import MixlabError, UsageError
+from .runfile_check import read_bound
 from .runner import StreamResult, _signals_held, run_stream
 from .segments import SEGMENT_DIR, StreamSegments, stream_id
 
@@ -203,8 +205,9 @@ class StreamPool:
 
     def _ingest(self, name: str, handoff: str) -> None:
         """Copy a worker's checkpoint into ``run.h5``, link its segments and publish."""
-        path = self.store.run_dir / SEGMENT_DIR / stream_id(name) / handoff
-        with h5py.File(io.BytesIO(path.read_bytes()), "r") as src:
+        rel = f"{SEGMENT_DIR}/{stream_id(name)}/{handoff}"
+        data = confined.read_bytes(self.store.run_dir, rel, read_bound())
+        with h5py.File(io.BytesIO(data), "r") as src:
             g = self.store.stream_group(name)
             if "_checkpoint" in g:
                 del g["_checkpoint"]
@@ -215,7 +218,7 @@ class StreamPool:
         StreamSegments(self.store.run_dir, name, *_listing(ck)).link(g)
         self.store.publish()
         self.store.safe_draws[name] = int(ck["count"])
-        path.unlink(missing_ok=True)
+        confined.remove(self.store.run_dir, rel)
 
     def _finish(self, job: _Job, kind: str, payload, stopping: bool) -> None:
         job.process.join()
@@ -306,7 +309,8 @@ class _WorkerStore:
                 out.attrs[k] = v
         name = f"{HANDOFF_PREFIX}{self._handoffs:06d}.h5"
         self._handoffs += 1
-        atomic_write(self.run_dir / SEGMENT_DIR / stream_id(self.name) / name, bio.getvalue())
+        confined.write_atomic(self.run_dir, f"{SEGMENT_DIR}/{stream_id(self.name)}/{name}",
+                              bio.getvalue())
         self.conn.send(("checkpoint", name))
 
     def write_metric(self, *args, **kwargs) -> None:

@@ -28,7 +28,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -331,10 +330,11 @@ def discard(f: h5py.File, the_plan: Plan) -> list[str]:
 
 def remove_segments(run_dir: Path, names: list[str]) -> None:
     """Delete the segment folders of the streams ``names`` (after the file no longer links them)."""
+    from . import confined
     from .segments import SEGMENT_DIR, stream_id
 
-    for name in names:
-        shutil.rmtree(Path(run_dir) / SEGMENT_DIR / stream_id(name), ignore_errors=True)
+    for name in names:  # only the segment files mixlab wrote (mixlab.confined)
+        confined.remove_generated_in(run_dir, f"{SEGMENT_DIR}/{stream_id(name)}")
 
 
 # ------------------------------------------------------------------------------------------------
