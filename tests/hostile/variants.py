@@ -98,7 +98,7 @@ def figures_symlink(run: Path, outside: Path) -> None:
 
 
 def _fifo(path: Path) -> None:
-    path.unlink()
+    path.unlink(missing_ok=True)
     os.mkfifo(path)
 
 
