@@ -69,7 +69,7 @@ def run(spec_file, overrides, scale, out, seed, dry_run, force, replace, update,
     if spec["experiment"] == "league" and not dry_run:   # many runs: the league's cells
         from .league_cmd import run_league_spec
 
-        run_league_spec(spec, out, 1, None, quiet)
+        run_league_spec(spec, out, jobs or 1, None, quiet)
         return
     run_dir = Path(out) if out else default_run_dir(spec)
     if update and force:

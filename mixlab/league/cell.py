@@ -18,6 +18,7 @@ and the bias test (mixlab.league.bias) on the equal-work streams (else the time 
 
 from __future__ import annotations
 
+import inspect
 import math
 import warnings
 
@@ -79,7 +80,9 @@ def run_cell(ctx) -> None:
     fam, label, entry = p["family"], p["label"], p["sampler"]
     tname = p["target"].get("name", "target")
     inst = targets.build(fam, p["target"].get("definition", {}), p["init"])
-    make = lambda: build_sampler(fam, label, entry, inst.target, p["chains"])  # noqa: E731
+    # a target that depends on the number of chains (their starts) comes as a function of it
+    target = inst.target(p["chains"]) if inspect.isfunction(inst.target) else inst.target
+    make = lambda: build_sampler(fam, label, entry, target, p["chains"])  # noqa: E731
     probe = ctx.once("cost_probe", lambda: _probe(fam, make(), ctx.rng("probe"),
                                                   inst.n_total))
     per_step, varies = float(probe["per_step"]), bool(probe["varies"])
@@ -92,6 +95,7 @@ def run_cell(ctx) -> None:
     ctx.store.set_result("yardstick", inst.yardstick_name)
     ctx.store.set_result("unit", unit)
     ctx.store.set_result("has_work", int(has_work))
+    ctx.store.set_result("exact_truth", int(inst.exact))
     ctx.log(f"{label} on {tname}: " + (f"{per_step:g} {unit} per step" if has_work else
                                        "no cost statistic: equal time only"))
     fr = sorted({float(f) for f in p["fractions"]} | {1.0})

@@ -51,7 +51,9 @@ def note(e: Entry) -> str:
         parts.append("no cost statistic: ranked by time alone")
     elif e.get("work/capped") == 1:
         parts.append("work budget not reached within work_max_seconds: ranked by time alone")
-    if e.get("bias/flag") == -1:
+    if e.get("exact_truth") == 0:
+        parts.append("reference truth: no bias test")
+    elif e.get("bias/flag") == -1:
         parts.append("too few draws for a bias verdict")
     return "; ".join(parts)
 

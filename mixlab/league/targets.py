@@ -23,6 +23,16 @@ exact distribution of the visible units, all 2^16 states enumerated
 (mixlab.rbm.partition.exact_visible_log_probs): the 16 marginals and the 120 pairwise moments
 E[x_i x_j]; yardstick: the mean absolute error over those 136 statistics. The trained weights
 are part of the cached truth, so the training runs once per definition.
+
+Logistic (reference truth, not exact): Bayesian logistic regression (prior precision 10) on
+Fashion-MNIST 7 vs 9 (PCA 50, with a bias; Fig 3 of Korattikara, Chen & Welling 2014), on
+KDD99 (a 50,000-row subsample, no bias; Figs 5-6) and on a synthetic data set of 10^6 rows
+drawn from a seed (mixlab.austerity.synthetic; the big-N regime); truth: a long HMC run with the
+Laplace mass matrix (mixlab.austerity.target_logistic.hmc_truth, cached by the data's
+definition); yardstick: the posterior mean and standard deviation errors in posterior sd
+units, ``mean_j (|m̂_j − m_j| + |ŝ_j − s_j|) / (2 s_j)``. The chains start from draws of the
+Laplace approximation (the same starts for every sampler and seed). The HMC truth is not exact,
+so no bias flag is computed for these targets.
 """
 
 from __future__ import annotations
@@ -42,7 +52,8 @@ MODEL_SEED = 29
 
 @dataclass
 class Instance:
-    """A built target: ``target`` for the factories, ``truth`` (flat dict of arrays),
+    """A built target: ``target`` for the factories (or a function of the number of chains
+    returning it, when the chains' starts are part of it), ``truth`` (flat dict of arrays),
     ``yardstick(work_marks, second_marks, series)`` -> evaluator, ``summarize`` (per-draw
     scalar summaries for ESS), ``n_total`` (N for a cost reported as a fraction, else None),
     ``truth_source`` (one line), ``exact`` (whether the truth is exact: the bias flag needs
@@ -80,9 +91,30 @@ def _rbm_targets() -> dict[str, dict]:
             for h in (8, 16)}
 
 
+_HMC = {"chains": 4, "burn_in": 200, "samples": 2000, "step_size": 0.4, "n_leapfrog": 10}
+
+
+def _logistic_targets() -> dict[str, dict]:
+    base = {"precision": 10.0, "test_max": 100, "model_seed": MODEL_SEED, "hmc": dict(_HMC)}
+    return {
+        "fashion-7v9": {**base, "data": "fashion-mnist", "classes": [7, 9], "pca": 50,
+                        "bias": True, "subsample": None},
+        "kdd99": {**base, "data": "kdd99", "classes": None, "pca": None, "bias": False,
+                  "subsample": 50000,
+                  "hmc": {**_HMC, "samples": 1500, "burn_in": 100, "step_size": 0.3,
+                          "n_leapfrog": 12}},
+        "synthetic-1e6": {**base, "data": "synthetic", "bias": False,
+                          "synthetic": {"n": 1_000_000, "d": 10, "seed": MODEL_SEED,
+                                        "signal": 1.0, "test": 100},
+                          "hmc": {**_HMC, "chains": 2, "samples": 500, "burn_in": 100,
+                                  "n_leapfrog": 5}},
+    }
+
+
 def standard_targets(family: str) -> dict[str, dict]:
     """``{name: definition}`` of the family's standard targets, in table order."""
-    makers = {"spinglass": _spinglass_targets, "mrf": _mrf_targets, "rbm": _rbm_targets}
+    makers = {"spinglass": _spinglass_targets, "mrf": _mrf_targets, "rbm": _rbm_targets,
+              "logistic": _logistic_targets}
     if family not in makers:
         raise SpecError(f"the {family} league has no standard targets yet; families with "
                         f"targets: {', '.join(makers)}", "family")
@@ -97,6 +129,10 @@ def build(family: str, definition: dict, init: str = "random") -> Instance:
         return _build_mrf(definition)
     if family == "rbm":
         return _build_rbm(definition)
+    if family == "logistic":
+        from .target_logistic import build_logistic
+
+        return build_logistic(definition, Instance)
     raise SpecError(f"the {family} league has no targets yet", "family")
 
 

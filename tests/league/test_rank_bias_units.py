@@ -87,3 +87,19 @@ def test_batch_mcse_matches_iid_error_and_bias_verdict():
     assert bad["flag"] == 1 and bad["error_over_mc"] > 3
     assert bias.verdict([{**legs["right"][0], "mcse": None}])["flag"] == -1
     assert math.isnan(bias.NO_VERDICT["p_value"])
+
+
+def test_moment_yardstick_scores_mean_and_sd_in_sd_units():
+    from mixlab.league.target_logistic import MomentYardstick
+
+    mean, sd = np.array([1.0, -2.0]), np.array([0.5, 2.0])
+    ev = MomentYardstick(mean, sd, work_marks=[8.0])
+    th = np.array([[[1.5, -2.0], [1.5, -2.0]]])                    # (1 chain, 2 draws, d = 2)
+    ev.update({"samples": th, "league_work": np.full((1, 2), 4.0)}, 2, 1.0)
+    # coordinate 0: mean off by 1 sd, sd 0 (off by 1 sd); coordinate 1: mean right, sd off by 1
+    assert ev.value() == pytest.approx(((1 + 1) / 2 + (0 + 1) / 2) / 2)
+    assert ev.work_marks_err[0] == pytest.approx(ev.value())
+    rng = np.random.default_rng(2)
+    good = MomentYardstick(mean, sd)
+    good.update({"samples": mean + sd * rng.standard_normal((4, 20000, 2))}, 20000, 1.0)
+    assert good.value() < 0.01
