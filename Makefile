@@ -40,7 +40,7 @@ test: $(STAMP)
 
 # The sampler leagues (docs/league.md): every registered sampler of each family on its standard
 # targets, at equal time and equal work; tables in runs/$(SCALE)/league-<family>/league.md.
-LEAGUES ?= spinglass
+LEAGUES ?= spinglass mrf rbm logistic
 JOBS ?= 2
 league: $(STAMP)
 	for f in $(LEAGUES); do $(MIXLAB) league $$f --scale $(SCALE) -j $(JOBS) --quiet \
