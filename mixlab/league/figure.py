@@ -97,6 +97,7 @@ def _curves(ax, league_dir: Path, entries: list[Entry], colors: dict, info: dict
             if not name.endswith("_time") or not len(c["x"]):
                 continue
             ax.plot(c["x"], c["y"], color=colors[e.sampler], lw=0.8, alpha=0.8,
+                    marker="o" if len(c["x"]) < 3 else None, ms=3,   # a slow sampler's points
                     label=e.sampler if first else None)
             first = False
     from matplotlib.ticker import NullFormatter
