@@ -1,5 +1,5 @@
-"""Figures 1-8 of Korattikara, Chen & Welling (2014) (``@figure`` functions: they read the run
-file only, never run model code)."""
+"""Figures 1-8 of Korattikara, Chen & Welling (2014) and the big-N figure (``@figure`` functions:
+they read the run file only, never run model code)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import numpy as np
 
 from ..registry import figure
 from .evaluators import JointL1
+from .experiment_bign import TESTS, series_label
 from .experiments_logistic import series_labels
 
 PAPER_T = {"exact": 2897, 0.01: 3429, 0.05: 3979, 0.1: 4494, 0.15: 4889, 0.2: 5507, 0.25: 5959}
@@ -282,3 +283,39 @@ def fig8(run, fig) -> None:
         f"Our quadratic-form exact sweep is far cheaper than the paper's, so its time axis does "
         f"not transfer: compare the panels at equal time, equal sweeps and equal pair-term work.",
         fontsize=8)
+
+
+@figure("austerity.big_n", experiment="austerity.big_n", size=(12.0, 4.8))
+def fig_big_n(run, fig) -> None:
+    """Samples per chain (left: the slope is samples/s) and the risk of the predictive mean
+    (right, log scale) against wall time: one colour per test, one line style per N."""
+    res = run.results()
+    metrics = run.metrics()
+    ax1, ax2 = fig.add_subplot(1, 2, 1), fig.add_subplot(1, 2, 2)
+    colours = {"exact": "k", "per-point": "tab:blue", "blocks": "tab:orange"}
+    styles = ("-", "--", ":", "-.")
+    block = run.spec.get("test_block", 32)
+    for i, N in enumerate(run.spec.get("ns", [])):
+        for test in TESTS:
+            lab = series_label(int(N), test)
+            name = f"blocks of {block}" if test == "blocks" else test
+            rate = res.get(f"{lab}/samples_per_second", float("nan"))
+            used = res.get(f"{lab}/data_used", float("nan"))
+            kw = {"color": colours[test], "ls": styles[i % len(styles)]}
+            c = metrics.get("samples", {}).get(lab)
+            if c is not None:
+                ax1.plot(c["x"], c["y"], label=f"N={int(N):.0e} {name}: {rate:.0f}/s, "
+                                               f"data {100 * used:.0f}%", **kw)
+            c = metrics.get("risk", {}).get(lab)
+            if c is not None and len(c["y"]):
+                ax2.semilogy(c["x"], c["y"], label=f"N={int(N):.0e} {name}", **kw)
+    ax1.set_xlabel("wall-clock seconds (sampling only)")
+    ax1.set_ylabel("samples per chain")
+    ax1.set_title(f"samples vs wall time (ε = {run.spec.get('eps')}; slope = samples/s)",
+                  fontsize=9)
+    ax1.legend(fontsize=7)
+    ax2.set_xlabel("wall-clock seconds (sampling only)")
+    ax2.set_ylabel("risk of the predictive mean (log scale)")
+    ax2.set_title("risk vs wall time, synthetic logistic regression, "
+                  f"d = {res.get('data/d', '?')}", fontsize=9)
+    ax2.legend(fontsize=7)
