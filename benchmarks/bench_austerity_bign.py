@@ -7,8 +7,8 @@ The posterior sd is about 2.2 / √N here, so σ is 0.34 sd, the step of an opti
 Rows, for the per-point test (the paper's) and the block test (blocks of 32 rows), ε = 0.05:
 
 1. samples/s / exact MH's: the compiled step calls alone on random numbers drawn beforehand
-   (as bench_austerity_mh's compiled-calls row), exact and test runs alternating in rounds, the
-   ratio the median of the rounds' ratios; the bound 1 / (fraction of the data read) beside it.
+   (as bench_austerity_mh's compiled-calls row), exact and test runs alternating in rounds (each
+   chain continued from round to round), the ratio the median of the rounds' ratios; the bound 1 / (fraction of the data read) beside it.
    Targets at N = 10^6: per-point >= 3, blocks >= 7 (information at N = 10^5).
 2. the floor behind row 1: the cost of a row read by the test / the cost of a row of the exact
    pass, = bound / ratio.  A row read at random costs more than a row of a linear pass: the
@@ -42,42 +42,48 @@ def _setup(N: int):
 
 
 def _rates(post, theta_star, tests, rounds: int, n_test: int, n_exact: int):
-    """Per round: (wall rate, CPU rate, fraction read) of exact MH and of each test."""
+    """Per round: (wall rate, CPU rate, fraction read) of exact MH and of each test, every
+    sampler's chain continued across rounds (the fraction read averages all their steps)."""
     from mixlab.austerity.rwmh_steps import rwmh_step_exact
 
     N = post.N
     sigma = SCALE / np.sqrt(N)
     rng = np.random.default_rng(3)
-    theta0 = np.ascontiguousarray(theta_star, np.float64).reshape(1, -1)
-    ll0 = post.loglik(theta0)
-    z = rng.standard_normal((n_test, 1, post.d))
-    log_u = np.log(rng.random((n_test, 1)))
-    seeds = [int(s) for s in rng.integers(0, 2 ** 63, n_test)]
+    total = n_test * (rounds + 1)
+    z = rng.standard_normal((total, 1, post.d))
+    log_u = np.log(rng.random((total, 1)))
+    seeds = [int(s) for s in rng.integers(0, 2 ** 63, total)]
+    start = np.ascontiguousarray(theta_star, np.float64).reshape(1, -1)
+    state = {"exact": (start, post.loglik(start)), **{k: start for k in tests}}
 
-    def exact(n):
-        th, ll = theta0, ll0
+    def exact(i0, n):
+        th, ll = state["exact"]
         t0, c0 = time.perf_counter(), time.thread_time()
-        for i in range(n):
+        for i in range(i0, i0 + n):
             th, _, _, ll = rwmh_step_exact(post.Xt, post.tile_width, N, th, z[i], sigma,
                                            log_u[i], post.precision, ll)
-        return n / (time.perf_counter() - t0), n / (time.thread_time() - c0), 1.0
+        rates = n / (time.perf_counter() - t0), n / (time.thread_time() - c0), 1.0
+        state["exact"] = th, ll
+        return rates
 
-    def test(step, n):
-        th, used = theta0, 0.0
+    def test(k, i0, n):
+        th, used, step = state[k], 0.0, tests[k].mh_step
         t0, c0 = time.perf_counter(), time.thread_time()
-        for i in range(n):
+        for i in range(i0, i0 + n):
             th, _, u, _ = step(th, z[i], sigma, log_u[i], seeds[i])
             used += u[0]
-        return n / (time.perf_counter() - t0), n / (time.thread_time() - c0), used / n
+        rates = n / (time.perf_counter() - t0), n / (time.thread_time() - c0), used / n
+        state[k] = th
+        return rates
 
-    exact(2)                                            # load the compiled step calls
-    for t in tests.values():
-        test(t.mh_step, 2)
+    exact(0, 2)                                         # load the compiled step calls
+    for k in tests:
+        test(k, 0, 2)
     out = {"exact": [], **{k: [] for k in tests}}
-    for _ in range(rounds):
-        out["exact"].append(exact(n_exact))
-        for k, t in tests.items():
-            out[k].append(test(t.mh_step, n_test))
+    for r in range(1, rounds + 1):                      # each round: its own steps, the chains
+        out["exact"].append(exact(r * n_test, n_exact))     # continued from the last round
+        for k in tests:
+            out[k].append(test(k, r * n_test, n_test))
     return out
 
 
