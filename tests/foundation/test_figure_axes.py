@@ -74,6 +74,9 @@ SMALL_RUNS = {
     "austerity.sgld_variance": ("kdd99", _from_file("austerity/fig5.yaml", HMC_TINY + [
         "data.subsample=3000", "eps=[0.1]", "chains=2", "seconds=0.2", "m=200", "batch=100",
         "step_size=1e-5", "block=20"])),
+    "austerity.big_n": (None, _from_file("austerity/bign.yaml", HMC_TINY + [
+        "data.synthetic={n: 1000, d: 4, seed: 1, test: 30}", "ns=[2000,3000]", "seconds=0.2",
+        "block=10"])),
     "austerity.mrf_calibration": (None, _from_file("austerity/fig7.yaml", [
         "model.D=12", "minibatch=10", "eps=[0.0,0.2]", "chains=4", "budget.seconds=null",
         "budget.sweeps=30", "burn_in=5", "bins=5", "min_count=10", "block=16"])),
