@@ -57,9 +57,15 @@ def run_summary(run: RunReader) -> dict:
                        **({"yerr": _clean(c["yerr"])} if c["yerr"] is not None else {})}
                    for s, c in series.items()} for m, series in run.metrics().items()}
     return cut({"status": run.status, "live_status": run.live_status(),
-                "provenance": provenance(run), "stale": _stale(run),
+                "provenance": provenance(run), "stale": _stale(run), "dropped": _dropped(run),
                 "results": {k: _clean(v) for k, v in run.results().items()},
                 "metrics": metrics})
+
+
+def _dropped(run: RunReader) -> dict:
+    """``{key: why}``: keys of the spec file that did not apply to the user's data or model."""
+    dropped = run.spec.get("dropped") if isinstance(run.spec, dict) else None
+    return {str(k): str(v) for k, v in dropped.items()} if isinstance(dropped, dict) else {}
 
 
 def _stale(run: RunReader) -> dict:
@@ -137,8 +143,7 @@ def show(run_dir, as_json):
         say(f"status    {run.live_status()}")
         say(f"spec      {run.spec.get('name')} ({a.get('experiment')}, scale "
                    f"{run.spec.get('scale')}, seed {run.spec.get('seed')})")
-        dropped = run.spec.get("dropped")
-        for key, why in (dropped.items() if isinstance(dropped, dict) else ()):
+        for key, why in _dropped(run).items():
             say(f"dropped   {key} (from the spec file): {why}")
         say(f"mixlab    {a.get('mixlab_version')}  git {str(a.get('git_commit'))[:12]}"
                    f" dirty={a.get('git_dirty')}  created {a.get('created')}")

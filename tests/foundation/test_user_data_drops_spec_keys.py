@@ -4,6 +4,7 @@ the same key given on the command line is still refused by name."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -99,6 +100,9 @@ def test_fig3_runs_first_time_on_the_users_csv_and_show_lists_the_drops(two_feat
     shown = [x.split()[1] for x in r.stdout.splitlines() if x.startswith("dropped ")]
     assert shown == ["data.classes", "data.pca", "summary_dims"]
     assert "data/d" in r.stdout or "data/N" in r.stdout
+    r = subprocess.run([sys.executable, "-m", "mixlab", "show", str(out), "--json"],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert list(json.loads(r.stdout)["dropped"]) == shown
 
 
 # -- RBM (rates-FPCD): an image file in place of a named set -----------------------------------
