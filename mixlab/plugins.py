@@ -282,7 +282,10 @@ def load_spec_plugins(entries: Any, key: str = "plugins") -> list[Plugin]:
 
 
 def load_refs(refs: list[str], source: str = "command line") -> list[Plugin]:
-    """Import plugins named on the command line (``mixlab plugins REF...``), relative to cwd."""
+    """Import plugins named on the command line (``mixlab plugins REF...``), relative to cwd,
+    after mixlab's own modules and the installed plugins (a REF may not shadow them)."""
+    if refs:
+        load_all()
     return [_load(r, source, f"'{r}' ({source})", base=Path.cwd()) for r in refs]
 
 
