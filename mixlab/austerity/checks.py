@@ -175,3 +175,13 @@ def adapt_logistic(p: dict, given) -> dict:
                 out["summary_dims"] = (f"coordinate(s) {gone} do not exist for d = {dim} "
                                        f"({src}); kept {kept}")
     return out
+
+
+def big_n(p: dict) -> None:
+    """``austerity.big_n``: synthetic data (its ``n`` replaced by each of ``ns``) and the data
+    keys that go with it."""
+    if p["data"]["synthetic"] is None:
+        raise SpecError("is required by austerity.big_n: {n: ROWS, d: 50, seed: 0} (n is "
+                        "replaced by each of ns)", "data.synthetic")
+    dspec = dict(p["data"], synthetic=dict(p["data"]["synthetic"], n=int(p["ns"][0])))
+    problem_dim(dspec, p["model"])

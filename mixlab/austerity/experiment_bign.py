@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import SpecError
 from ..registry import experiment
 from ..schema import Param
+from . import checks
 from .blas import one_blas_thread
 from .evaluators import PosteriorMean, PredictiveRisk
 from .limits import BLOCK_MAX, CHAINS_MAX, MINIBATCH_MAX
@@ -60,15 +60,13 @@ def series_label(N: int, test: str) -> str:
     return f"N={N:.0e} {test}"
 
 
-@experiment("austerity.big_n", schema=SCHEMA_BIGN,
+@experiment("austerity.big_n", schema=SCHEMA_BIGN, check=checks.big_n,
+            adapt=checks.adapt_logistic,
             help="exact MH vs the per-point and block sequential tests at several N: samples/s "
                  "and risk vs wall time (synthetic logistic target)")
 @one_blas_thread
 def run_big_n(ctx) -> None:
-    p = ctx.params
-    if p["data"]["synthetic"] is None:
-        raise SpecError("is required by austerity.big_n: {n: ROWS, d: 50, seed: 0} (n is "
-                        "replaced by each of ns)", "data.synthetic")
+    p = ctx.params   # data.synthetic is set (checked at start)
     builtin = {"exact": {"method": "rw_mh", "eps": 0.0},
                "per-point": {"method": "rw_mh", "eps": p["eps"], "test_block": 1},
                "blocks": {"method": "rw_mh", "eps": p["eps"], "test_block": p["test_block"]}}
