@@ -8,10 +8,16 @@ a segment file, the sampler's state, the RNG state and the evaluators' declared 
 only: mixlab.checkpoint) are stored, and ``run.h5`` is replaced atomically (mixlab.store), so a
 process killed at any instant, SIGKILL included, leaves the previous checkpoint intact. A
 checkpoint is a critical section for SIGINT/SIGTERM: they are held and delivered right after it.
+
+A stream runs with ``STREAM_BLAS_THREADS`` BLAS threads in the run's own process as in a worker
+of ``mixlab run -j N`` (mixlab.parallel): a BLAS library's sums depend on its thread count, so a
+fixed count makes the draws, evaluator curves and results the same bytes however many workers ran
+the streams, and a run started at ``-j 2`` resumes at ``-j 1`` to those same bytes.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import signal
 import time
@@ -22,10 +28,15 @@ from typing import Any
 
 import h5py
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from .checkpoint import evaluator_state, read_state, write_state
 from .contract import check_finite, checked, code_failure
 from .store import RunStore
+
+# BLAS threads of every stream, whatever -j: fixed so that float32 products (the ISL evaluator's
+# GEMMs) sum in the same order in every mode; one was also the faster on a loaded 2-core machine
+STREAM_BLAS_THREADS = 1
 
 
 @dataclass
@@ -56,6 +67,18 @@ def default_block(chains: int, draw_bytes: int, budget_draws: int | None) -> int
     return max(b, 1)
 
 
+def _fixed_blas_threads(fn: Callable) -> Callable:
+    """``fn`` run with ``STREAM_BLAS_THREADS`` BLAS threads (sampler steps, summaries, evaluator
+    updates and curves alike)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with threadpool_limits(STREAM_BLAS_THREADS, user_api="blas"):
+            return fn(*args, **kwargs)
+    return wrapper
+
+
+@_fixed_blas_threads
 def run_stream(store: RunStore, name: str, sampler: Any, rng: np.random.Generator, *,
                draws: int | None = None, seconds: float | None = None, thin: int = 1,
                evaluators: Iterable = (), record: bool | tuple = True, block: int | None = None,

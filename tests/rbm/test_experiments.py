@@ -1,15 +1,19 @@
 """Rates-FPCD experiments end to end through the foundation (tiny specs, seconds)."""
 
+import hashlib
 import json
 from pathlib import Path
 
+import h5py
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from threadpoolctl import threadpool_limits
 
 from mixlab import data as mdata
 from mixlab.context import execute
 from mixlab.errors import SpecError
+from mixlab.parallel import available_cores
 from mixlab.spec import load_spec, resolve
 from mixlab.store import RunReader
 
@@ -46,7 +50,9 @@ def tiny_run(tmp_path_factory):
     _need_usps()
     spec = resolve(TINY)
     d = tmp_path_factory.mktemp("rf") / "run"
-    execute(spec, d, quiet=True)
+    # -j 1, its process allowed two BLAS threads (test_jobs_2_writes_the_bytes_of_jobs_1)
+    with threadpool_limits(2, user_api="blas"):
+        execute(spec, d, quiet=True, jobs=1)
     return spec, d
 
 
@@ -79,6 +85,35 @@ def test_same_seed_same_curves(tiny_run, tmp_path):
         for lab, c in a.metrics()["isl"].items():
             np.testing.assert_array_equal(c["y"], b.metrics()["isl"][lab]["y"])
         np.testing.assert_array_equal(a.stream("rf", "samples"), b.stream("rf", "samples"))
+
+
+def _untimed_contents(run_dir: Path) -> dict:
+    """A digest of every dataset and result of the run except its wall-clock timings."""
+    out = {}
+    with h5py.File(run_dir / "run.h5", "r") as f:
+        def visit(name, obj):
+            if isinstance(obj, h5py.Dataset) and not name.endswith(("/time", "_seconds")):
+                out[name] = (obj.dtype.str, obj.shape,
+                             hashlib.sha256(np.ascontiguousarray(obj[()]).tobytes()).hexdigest())
+        f.visititems(visit)
+        for k, v in f["results"].attrs.items():
+            if not k.startswith(("seconds/", "ms_per_sample/")):
+                out[f"results/{k}"] = np.asarray(v).tobytes()
+    return out
+
+
+@pytest.mark.skipif(available_cores() < 2, reason="needs two cores for -j 2")
+def test_jobs_2_writes_the_bytes_of_jobs_1(tiny_run, tmp_path):
+    """Streams sample and evaluate with one BLAS thread whatever -j: the ISL evaluator's float32
+    GEMMs sum in the same order in a worker as in a -j 1 run whose process has two BLAS threads,
+    so every dataset and result (ISL curves and tables included) is the same bytes."""
+    spec, d = tiny_run
+    assert execute(spec, tmp_path / "par", quiet=True, render=False, jobs=2)[1] == "ran"
+    assert "independent streams in 2 worker processes" in (tmp_path / "par/log.txt").read_text()
+    serial, par = _untimed_contents(d), _untimed_contents(tmp_path / "par")
+    assert "metrics/isl/rf/y" in serial and "arrays/isl_table/sp/test" in serial
+    assert par.keys() == serial.keys()
+    assert [k for k in serial if par[k] != serial[k]] == []
 
 
 def test_sp_alpha_one_is_a_spec_error(tmp_path):
