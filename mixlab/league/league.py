@@ -4,7 +4,7 @@ machinery (mixlab.sweep), then ranked and tabulated.
 A league spec (experiment ``league``; built-in ``league/<family>``) names the family and the
 budgets; its cells are ``league.cell`` runs (mixlab.league.cell), one per (target, sampler), in
 ``<league dir>/<i>_target=<name>_sampler=<label>/``. They run in this process, on a process
-pool (``workers`` processes, one BLAS thread each) or on a Dask cluster, exactly as sweep
+pool (``workers`` processes) or on a Dask cluster, with one BLAS thread per cell, exactly as sweep
 points: a complete cell is never run again, an unfinished one resumes from its checkpoint, a
 failing one is recorded with its one-line reason and the others go on. When the cells are done
 the league writes ``league.csv``, ``league.md``, ``league.txt``, ``league.json`` and the
@@ -126,8 +126,12 @@ def run_league(spec: dict, league_dir: Path, *, workers: int = 1, scheduler: str
     from .. import confined
 
     confined.write_atomic(league_dir, "league.yaml", dump(spec).encode())
-    outcome = run_sweep(league_dir, cells, grid, [], workers=workers, scheduler=scheduler,
-                        quiet=quiet)
+    # one BLAS thread per cell, in this process too (the pool's workers set their own)
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1):
+        outcome = run_sweep(league_dir, cells, grid, [], workers=workers, scheduler=scheduler,
+                            quiet=quiet)
     entries = [Entry(c["target"]["name"], c["label"], outcome.status[i], outcome.error[i],
                      outcome.results[i], str(outcome.dirs[i])) for i, c in enumerate(cells)]
     rank_all(entries)
