@@ -67,7 +67,10 @@ def build_logistic(d: dict, instance_cls):
                         f"model_seed ({exc})", "target") from None
     if synthetic is not None:
         post.synthetic = synthetic            # the HMC truth's cache keys on the definition
-    truth = hmc_truth(post, Xt, hspec, log=lambda *_: None)
+    from .truth import truth_lock
+
+    with truth_lock("logistic", d):           # computed once when cells run at once
+        truth = hmc_truth(post, Xt, hspec, log=lambda *_: None)
     mean, sd = truth["mean"], np.sqrt(truth["var"])
     lap = laplace_approx(post)
 
