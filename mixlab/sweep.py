@@ -211,13 +211,40 @@ def install_archive(archive: bytes, run_dir: Path) -> None:
             shutil.rmtree(incoming, ignore_errors=True)  # unpacked here: regular files only
 
 
+SCRATCH_PREFIX = "mixlab-point-"   # + the worker's pid + "-" + a random suffix
+
+
+def remove_stale_scratch(tmp_root: Path) -> list[Path]:
+    """Remove the temporary point directories under ``tmp_root`` whose worker process is gone
+    (named ``mixlab-point-<pid>-*``; a live or unknown pid's directory is kept). Returns them."""
+    removed = []
+    for path in tmp_root.glob(f"{SCRATCH_PREFIX}*-*"):
+        pid = path.name[len(SCRATCH_PREFIX):].split("-", 1)[0]
+        if not pid.isdigit() or path.is_symlink() or not path.is_dir():
+            continue
+        try:
+            os.kill(int(pid), 0)
+            continue                          # alive (maybe another worker's point)
+        except ProcessLookupError:
+            pass
+        except (PermissionError, OverflowError):
+            continue                          # someone else's live process
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(path)
+    return removed
+
+
 def run_point_portable(spec: dict, archive: bytes | None, quiet: bool = True) -> dict:
     """A Dask task: run one point in a temporary directory of the worker (starting from the
     client's partial run directory ``archive``, if any) and return :func:`run_point`'s answer
     plus ``"archive"``, the point's run directory as tar bytes (None if nothing was written).
 
-    The worker needs no access to the client's files: everything travels in the task."""
-    with tempfile.TemporaryDirectory(prefix="mixlab-point-") as tmp:
+    The worker needs no access to the client's files: everything travels in the task. The
+    temporary directory goes when the point ends or fails; one left by a worker process that was
+    killed is removed by the next point run on the same machine."""
+    remove_stale_scratch(Path(tempfile.gettempdir()))
+    with tempfile.TemporaryDirectory(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-",
+                                     ignore_cleanup_errors=True) as tmp:
         run_dir = Path(tmp) / "run"
         if archive:
             unpack_dir(archive, run_dir)
@@ -375,8 +402,8 @@ def _pool_pass(workers: int, specs: list[dict], dirs: list[Path], todo: list[int
     from concurrent.futures import as_completed
 
     broken = []
-    with ProcessPoolExecutor(max_workers=workers,
-                             mp_context=multiprocessing.get_context("spawn")) as pool:
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                             initializer=_pool_worker_init) as pool:
         futures = {pool.submit(run_point, specs[i], str(dirs[i]), True): i for i in todo}
         for fut in as_completed(futures):
             i = futures[fut]
@@ -391,8 +418,22 @@ def _pool_pass(workers: int, specs: list[dict], dirs: list[Path], todo: list[int
                               "resume it")
             except Exception as exc:
                 out = _failed(one_line(exc))
+            if last_chance and out["happened"] == "complete":
+                out["happened"] = "ran"  # finished by this sweep before its pool broke
             table.record(i, out)
     return sorted(broken)
+
+
+def _pool_worker_init() -> None:
+    """Progress bars of a pool worker lock with a thread lock: tqdm's default is a
+    multiprocessing semaphore, registered with the resource tracker the whole pool shares, and a
+    worker killed mid-point would leave it registered (the tracker then warns of 'leaked
+    semaphore objects' when the sweep ends)."""
+    import threading
+
+    from tqdm import tqdm
+
+    tqdm.set_lock(threading.RLock())
 
 
 def _failed(reason: str) -> dict:

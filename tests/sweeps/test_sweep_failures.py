@@ -153,3 +153,31 @@ def test_sweep_table_write_failure_is_one_message(tmp_path):
     second = _mixlab_limited(args, tmp_path, None)
     assert second.returncode == 0, second.stderr
     assert [r["status"] for r in _rows(tmp_path / "sw" / "sweep.csv")] == ["complete"] * 2
+
+
+def test_dask_point_scratch_is_removed_when_the_point_ends_fails_or_its_worker_died(
+        tmp_path, monkeypatch):
+    """A Dask point runs in a temporary directory of its worker: gone when the point completes
+    or fails; one left by a killed worker (its pid dead) is removed by the next point."""
+    import tempfile
+
+    from mixlab.spec import resolve
+    from mixlab.sweep import SCRATCH_PREFIX, run_point_portable
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    stale = tmp_path / f"{SCRATCH_PREFIX}{dead}-abc123"
+    (stale / "run" / "segments").mkdir(parents=True)
+    (stale / "run" / "run.h5").write_bytes(b"partial")
+    live = tmp_path / f"{SCRATCH_PREFIX}{os.getpid()}-def456"   # a point running right now
+    live.mkdir()
+    other = tmp_path / f"not-mixlab-{dead}-x"
+    other.mkdir()
+    toy = {"experiment": "toy.gaussian", "name": "toy", "dim": 1, "chains": 1, "block": 50}
+    done = run_point_portable(resolve(dict(toy, budget={"draws": 100})), None)
+    assert done["status"] == "complete" and done["archive"]
+    failed = run_point_portable(resolve(dict(toy, budget={"draws": None})), None)
+    assert failed["status"] == "failed"
+    assert not stale.exists() and live.exists() and other.exists()
+    assert sorted(p.name for p in tmp_path.glob(f"{SCRATCH_PREFIX}*")) == [live.name]
