@@ -194,7 +194,8 @@ def _mixlab(*args, **kw):
 
 def test_subprocess_readme_path_and_sigterm_resume(tmp_path):
     spec = tmp_path / "long.yaml"
-    spec.write_text(TOY.replace("draws: 400", "draws: 200000").replace("block: 50", "block: 500"))
+    # 80 blocks, each checkpointed: the SIGTERM lands after ~30 of them (run.h5 > 200 kB)
+    spec.write_text(TOY.replace("draws: 400", "draws: 40000").replace("block: 50", "block: 500"))
     env = {**os.environ, "MIXLAB_CHECKPOINT_SECONDS": "0"}
     whole = _mixlab("run", spec, "--out", tmp_path / "whole", "-q", env=env)
     assert whole.returncode == 0, whole.stderr
