@@ -91,7 +91,8 @@ def _rbm_targets() -> dict[str, dict]:
             for h in (8, 16)}
 
 
-_HMC = {"chains": 4, "burn_in": 200, "samples": 2000, "step_size": 0.4, "n_leapfrog": 10}
+_HMC = {"chains": 4, "burn_in": 200, "samples": 2000, "step_size": 0.4, "n_leapfrog": 10,
+        "keep": 4000}
 
 
 def _logistic_targets() -> dict[str, dict]:
