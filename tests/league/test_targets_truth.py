@@ -77,3 +77,21 @@ def test_truth_is_cached_by_definition(tmp_path, monkeypatch):
     path.write_bytes(b"not an npz")                 # a damaged file is computed again
     truth.cached_truth("spinglass", {"k": 1}, compute)
     assert calls == [1, 1, 1]
+
+
+def test_logistic_target_builds_with_its_hmc_truth_and_every_standard_definition_is_complete():
+    base = targets.standard_targets("logistic")["synthetic-1e6"]
+    d = {**base, "synthetic": {"n": 400, "d": 2, "seed": 1, "signal": 1.0, "test": 10},
+         "test_max": 10, "hmc": {**base["hmc"], "chains": 2, "burn_in": 20, "samples": 200,
+                                 "n_leapfrog": 5, "keep": 50}}
+    inst = targets.build("logistic", d)
+    t = inst.target(3)
+    assert t.theta0.shape == (3, 2) and not inst.exact
+    mode, H = t.laplace()
+    sd_lap = np.sqrt(np.diag(np.linalg.inv(H)))
+    # the HMC posterior mean sits within a few Laplace sd of the mode, its sd near Laplace's
+    assert np.all(np.abs(inst.truth["mean"] - mode) < 3 * sd_lap)
+    assert np.all(np.abs(inst.truth["sd"] / sd_lap - 1) < 0.5)
+    for name, defn in targets.standard_targets("logistic").items():
+        assert set(defn["hmc"]) >= {"chains", "burn_in", "samples", "step_size", "n_leapfrog",
+                                    "keep"}, name
