@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..numba_cache import CACHE
 from .kernels import (
     gaussian_log_prior_diff,
     loglik_sums,
@@ -27,7 +28,7 @@ from .kernels import (
 
 __all__ = ["rwmh_step_blocks", "rwmh_step_exact", "rwmh_step_points"]
 
-_JIT = {"cache": True, "nogil": True, "boundscheck": False, "error_model": "numpy"}
+_JIT = {"cache": CACHE, "nogil": True, "boundscheck": False, "error_model": "numpy"}
 
 
 @njit(**_JIT)

@@ -19,10 +19,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..numba_cache import CACHE
+
 __all__ = ["mean_abs_diff", "sparse_vis_to_hid", "update_weights"]
 
 # error_model="numpy": no Python zero-division checks in the loops
-_JIT = {"cache": True, "nogil": True, "boundscheck": False, "error_model": "numpy"}
+_JIT = {"cache": CACHE, "nogil": True, "boundscheck": False, "error_model": "numpy"}
 
 
 @njit(**_JIT)

@@ -49,11 +49,13 @@ import numpy as np
 from numba import njit, types
 from numba.extending import intrinsic
 
+from ..numba_cache import CACHE
+
 __all__ = ["pack_rows", "pack_cols", "popcount64", "hamming_count", "hamming_sum",
            "hist_power_sums", "power_tops", "mean_se", "THREADS"]
 
 # error_model="numpy": no Python zero-division checks in the loops
-_JIT = {"cache": True, "nogil": True, "boundscheck": False, "error_model": "numpy"}
+_JIT = {"cache": CACHE, "nogil": True, "boundscheck": False, "error_model": "numpy"}
 
 #: Row ranges a large call is split into (threads used); at most 4 by default (2 on the 2-core
 #: machine the split was measured on).  Set to 1 for serial.

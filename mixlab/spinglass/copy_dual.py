@@ -33,9 +33,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..numba_cache import CACHE
+
 __all__ = ["bilinear_envelope", "chain_max", "decode", "dual_bound", "trws_sweeps"]
 
-_JIT = {"cache": True, "nogil": True, "boundscheck": False}
+_JIT = {"cache": CACHE, "nogil": True, "boundscheck": False}
 
 
 @njit(**_JIT)

@@ -41,6 +41,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..numba_cache import CACHE
 from .evaluators import MarginalError  # its home is evaluators.py; re-exported here
 from .model import SpinGlass
 
@@ -49,7 +50,7 @@ __all__ = ["Gibbs", "Metropolis", "SwendsenWang", "MarginalError"]
 # The registered samplers (names, spec keys) are in mixlab/spinglass/samplers.py.
 
 # error_model="numpy": float division without a Python zero check (as mixlab.austerity.kernels)
-_JIT = {"cache": True, "nogil": True, "boundscheck": False, "error_model": "numpy"}
+_JIT = {"cache": CACHE, "nogil": True, "boundscheck": False, "error_model": "numpy"}
 
 
 def _init_spins(shape: tuple, init: str, rng: np.random.Generator) -> np.ndarray:

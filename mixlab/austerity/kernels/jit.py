@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...numba_cache import CACHE
+
 __all__ = ["TILE"]
 
 # error_model="numpy": float division without a Python zero check (which blocks vectorisation)
-_JIT = {"cache": True, "nogil": True, "boundscheck": False, "error_model": "numpy"}
+_JIT = {"cache": CACHE, "nogil": True, "boundscheck": False, "error_model": "numpy"}
 # products: reassociation lets LLVM vectorise the length-d dot product
 _JIT_DOT = dict(_JIT, fastmath={"reassoc", "contract"})
 # log σ: FMA contraction only (reassociation would fold the round-to-integer trick away)
