@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,8 +37,6 @@ from . import __version__
 
 #: spec keys that change no number of a run
 NEUTRAL_KEYS = ("name", "description", "plugins")
-#: the largest plugin file ``mixlab show`` hashes to tell whether it changed
-MAX_PLUGIN_BYTES = 16 << 20
 
 
 def as_stored(spec: dict) -> dict:
@@ -145,50 +142,52 @@ def read_record(group: h5py.Group) -> dict | None:
 # ------------------------------------------------------------------------------------------------
 # what is stale
 
-def _on_disk(recorded: dict) -> dict:
-    """The code identity now of recorded code, judged without importing anything: mixlab's
-    version, or the hash of the plugin's recorded file (a regular file of bounded size) read as
-    data."""
+def _loaded_now(recorded: dict) -> dict | None:
+    """The code identity now of recorded code, judged without importing or opening anything:
+    mixlab's version, or that of the plugin module as this process loaded it (its hash was
+    taken when it was loaded from the user's own spec, entry points or ``MIXLAB_PLUGINS``).
+    None when the module is not loaded here: a run file's record names a file, and that file is
+    never opened (it may be anything, anywhere), so the code is not checked."""
+    from . import plugins
+
     if "mixlab" in recorded:
         return {"mixlab": __version__}
-    path = recorded.get("file")
-    now = dict(recorded)
-    try:
-        ok = isinstance(path, str) and os.path.isfile(path) and \
-            os.stat(path).st_size <= MAX_PLUGIN_BYTES
-    except OSError:
-        ok = False
-    if not ok:
-        now["sha256"] = None
-        return now
-    with open(path, "rb") as fh:
-        now["sha256"] = hashlib.sha256(fh.read(MAX_PLUGIN_BYTES + 1)).hexdigest()
-    return now
+    module = recorded.get("module")
+    if not isinstance(module, str) or not module or plugins.owner(module) is None:
+        return None
+    return code_of(module)
 
 
-def _now(recorded: dict, live: bool) -> dict:
+def _now(recorded: dict, live: bool) -> dict | None:
     """The code identity now of ``recorded``: that of its module as loaded in this process
-    (``live``, the run command, whose spec's plugins are loaded), else :func:`_on_disk`."""
+    (``live``, the run command, whose spec's plugins are loaded), else :func:`_loaded_now`."""
     if live and recorded.get("module"):
         return code_of(recorded["module"])
-    return _on_disk(recorded)
+    return _loaded_now(recorded)
 
 
-def _code_reasons(recorded: dict | None, live: bool) -> list[str]:
-    """Why the recorded code ``{role: identity}`` differs from the code now."""
+def _code_reasons(recorded: dict | None, live: bool, unchecked: set | None = None) -> list[str]:
+    """Why the recorded code ``{role: identity}`` differs from the code now; the plugins whose
+    code cannot be judged here are added to ``unchecked`` (their refs)."""
     out = []
     for role, old in (recorded or {}).items():
         if not isinstance(old, dict):
             continue
         now = _now(old, live)
+        if now is None:
+            if unchecked is not None:
+                unchecked.add(str(old.get("plugin") or old.get("module")))
+            continue
         if not _same_code(old, now):
             out.append(f"its {role}'s code changed ({_code_text(old)} -> {_code_text(now)})")
     return out
 
 
-def stream_reasons(rec: dict | None, spec: dict, live: bool) -> list[str]:
+def stream_reasons(rec: dict | None, spec: dict, live: bool,
+                   unchecked: set | None = None) -> list[str]:
     """Why a stream with record ``rec`` is stale against ``spec`` ([] = up to date); ``live``:
-    judge code by what this process loaded (else plugin files by their hash on disk)."""
+    judge code by what this process loaded, importing the module when needed (else only by the
+    plugins already loaded; the others go to ``unchecked``)."""
     if rec is None:
         return ["its inputs were not recorded"]
     out = []
@@ -202,7 +201,7 @@ def stream_reasons(rec: dict | None, spec: dict, live: bool) -> list[str]:
             out.append(f"samplers.{label} changed")
     elif "samplers" in rec and rec["samplers"] != _hash(_samplers(spec)):
         out.append("the samplers changed (the stream is not tied to one sampler entry)")
-    return out + _code_reasons(rec.get("code"), live)
+    return out + _code_reasons(rec.get("code"), live, unchecked)
 
 
 @dataclass
@@ -216,6 +215,7 @@ class Plan:
     keep: list = field(default_factory=list)
     add: list = field(default_factory=list)
     stages: dict = field(default_factory=dict)
+    unchecked: set = field(default_factory=set)
 
     @property
     def empty(self) -> bool:
@@ -246,7 +246,8 @@ def _complete(g: h5py.Group) -> bool:
 def plan(f: h5py.File, spec: dict, live: bool = True) -> Plan:
     """The :class:`Plan` of updating the run file ``f`` to ``spec``.  ``live``: judge code by
     the modules this process loaded (the run command, which loaded the spec's plugins); False
-    judges plugin files by their hash on disk and imports nothing (``mixlab show``)."""
+    imports and opens nothing (``mixlab show``): plugin code is judged only when this process
+    already loaded the plugin, and the others are listed in ``Plan.unchecked``."""
     spec = as_stored(spec)
     out = Plan()
     streams = f.get("streams")
@@ -255,7 +256,7 @@ def plan(f: h5py.File, spec: dict, live: bool = True) -> Plan:
         if not isinstance(g, h5py.Group):
             continue
         rec = read_record(g)
-        reasons = stream_reasons(rec, spec, live)
+        reasons = stream_reasons(rec, spec, live, out.unchecked)
         if rec is not None and rec.get("label") is not None:
             labels_seen.add(rec["label"])
         if reasons and rec is not None and rec.get("label") not in (None, *_samplers(spec)):
@@ -272,17 +273,18 @@ def plan(f: h5py.File, spec: dict, live: bool = True) -> Plan:
     stages = f.get("stages")
     for name, g in (stages.items() if isinstance(stages, h5py.Group) else ()):
         if isinstance(g, h5py.Group):
-            for sub, why in _stage_reasons(name, g, spec, live, gone):
+            for sub, why in _stage_reasons(name, g, spec, live, gone, out.unchecked):
                 out.stages[sub] = why
     return out
 
 
-def _stage_reasons(name: str, g: h5py.Group, spec: dict, live: bool, gone: set):
+def _stage_reasons(name: str, g: h5py.Group, spec: dict, live: bool, gone: set,
+                   unchecked: set | None = None):
     """``(stage path, reasons)`` for the stale stages under ``g`` (stages may nest: 'a/b')."""
     if "done" not in g.attrs:
         for sub, child in g.items():
             if isinstance(child, h5py.Group):
-                yield from _stage_reasons(f"{name}/{sub}", child, spec, live, gone)
+                yield from _stage_reasons(f"{name}/{sub}", child, spec, live, gone, unchecked)
         return
     rec = read_record(g)
     if rec is None:
@@ -298,8 +300,8 @@ def _stage_reasons(name: str, g: h5py.Group, spec: dict, live: bool, gone: set):
             why.append(f"samplers.{label} changed")
         else:
             why += [r.replace("its sampler's", f"sampler '{label}''s")
-                    for r in _code_reasons({"sampler": old.get("code")}, live)]
-    why += _code_reasons(rec.get("code"), live)
+                    for r in _code_reasons({"sampler": old.get("code")}, live, unchecked)]
+    why += _code_reasons(rec.get("code"), live, unchecked)
     hit = sorted(set(rec.get("after") or ()) & gone)
     if hit:
         why.append(f"it was computed after stream(s) {', '.join(hit)}, which change")
@@ -379,11 +381,13 @@ def adopt_latest(run_dir: Path) -> Path:
     return run_dir
 
 
-def stale_streams(f: h5py.File, spec: dict) -> dict:
-    """``{stream: reasons}`` of the complete-or-started streams that the run's own spec and the
-    code on disk now make stale (``mixlab show``; imports nothing)."""
+def stale_streams(f: h5py.File, spec: dict) -> tuple[dict, list[str]]:
+    """``({stream: reasons}, unchecked)``: the complete-or-started streams that the run's own
+    spec and the code this process has loaded make stale, and the plugins (refs, as recorded)
+    whose code could not be checked (``mixlab show``: imports nothing and opens no path the run
+    file names)."""
     todo = plan(f, spec, live=False)
     out = {n: r for n, r in todo.rerun.items() if r != ["it is not complete"]}
     out.update(todo.remove)
     out.update({f"stage {n}": r for n, r in todo.stages.items()})
-    return out
+    return out, sorted(todo.unchecked)

@@ -133,7 +133,8 @@ def evaluate():
 @click.option("--data", "data_name", type=click.Choice(DATA), default=None,
               help="data set [default: the run spec's data]")
 @click.option("--data-file", type=click.Path(dir_okay=False), default=None,
-              help="your own images (.npy, .npz or IDX) [default: the run spec's data]")
+              help="your own images (.npy, .npz or IDX) [default: the run spec's data set; "
+                   "a file the run names is opened only when given here]")
 @click.option("--binarize", type=click.FloatRange(0, 1), default=None,
               help="threshold [default: the run spec's data.binarize, else 0.5]")
 @click.option("--stream", "streams", multiple=True,
@@ -168,7 +169,12 @@ def evaluate_isl(run_dir, data_name, data_file, binarize, streams, key, points, 
         if data_name or data_file:
             thr = binarize if binarize is not None else dspec.get("binarize", 0.5)
             dspec = _data_section(data_name, data_file, thr)
-        elif not (dspec.get("name") or dspec.get("file")):
+        elif dspec.get("file"):
+            # a run file is data: a file it names is opened only when the user names it too
+            raise click.UsageError(f"the run's spec names the data file {dspec['file']!s:.200}; "
+                                   f"a file named in a run is not opened for you: give it as "
+                                   f"--data-file if you trust it, or give --data")
+        elif not dspec.get("name"):
             raise click.UsageError("the run's spec names no data set: give --data or "
                                    "--data-file")
         elif binarize is not None:

@@ -57,7 +57,7 @@ def run_summary(run: RunReader) -> dict:
                        **({"yerr": _clean(c["yerr"])} if c["yerr"] is not None else {})}
                    for s, c in series.items()} for m, series in run.metrics().items()}
     return cut({"status": run.status, "live_status": run.live_status(),
-                "provenance": provenance(run), "stale": _stale(run), "dropped": _dropped(run),
+                "provenance": provenance(run), **_staleness(run), "dropped": _dropped(run),
                 "results": {k: _clean(v) for k, v in run.results().items()},
                 "metrics": metrics})
 
@@ -68,12 +68,20 @@ def _dropped(run: RunReader) -> dict:
     return {str(k): str(v) for k, v in dropped.items()} if isinstance(dropped, dict) else {}
 
 
-def _stale(run: RunReader) -> dict:
-    """``{stream: reasons}`` of the streams whose spec entry or code changed (mixlab.update)."""
+#: why a plugin's code is not checked by ``show``, and how to check it
+UNCHECKED_NOTE = ("show opens no file a run names; 'mixlab run SPEC' with the spec that names "
+                  "the plugin says whether it changed, and '--update' reruns what it changed")
+
+
+def _staleness(run: RunReader) -> dict:
+    """``{"stale": {stream: reasons}, "code_unchecked": [plugin refs]}``: the streams whose spec
+    entry or code changed (mixlab.update), judging plugin code only by the plugins this process
+    loaded, and the plugins whose code was therefore not checked."""
     try:
-        return stale_streams(run.f, run.spec)
+        stale, unchecked = stale_streams(run.f, run.spec)
     except Exception:           # a damaged record or spec: nothing can be said about staleness
-        return {}
+        return {"stale": {}, "code_unchecked": []}
+    return {"stale": stale, "code_unchecked": unchecked}
 
 
 def provenance(run: RunReader) -> dict:
@@ -99,8 +107,8 @@ def say(line: str) -> None:
 @click.command("show")
 @click.argument("run_dir", metavar="RUN", type=click.Path(exists=True))
 @click.option("--json", "as_json", is_flag=True,
-              help='print {"status", "live_status", "provenance", "results", "metrics": '
-                   '{metric: {series: {x, y}}}}')
+              help='print {"status", "live_status", "provenance", "stale", "code_unchecked", '
+                   '"dropped", "results", "metrics": {metric: {series: {x, y}}}}')
 def show(run_dir, as_json):
     """Show a run directory (or a sweep's or a league's summary table)."""
     p = Path(run_dir)
@@ -167,8 +175,12 @@ def show(run_dir, as_json):
                 t = run.stream_time(name) if "time" in run.f[f"streams/{name}"] else []
                 secs = f"{t[-1]:.2f} s" if len(t) else "-"
                 say(f"  {name:24s} {' '.join(shapes) or '(not recorded)'}  {secs}")
-        for name, why in _stale(run).items():
+        staleness = _staleness(run)
+        for name, why in staleness["stale"].items():
             say(f"stale: {name} ({'; '.join(why)}); 'mixlab run SPEC --update' reruns it")
+        if staleness["code_unchecked"]:
+            say(f"plugin code not checked: {', '.join(staleness['code_unchecked'])} "
+                f"({UNCHECKED_NOTE})")
         m = run.metrics()
         if m:
             say("metrics (last point)")

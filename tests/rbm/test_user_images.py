@@ -2,6 +2,7 @@
 experiments: splits, formats, and a clear message for each bad file."""
 
 import gzip
+import json
 import struct
 
 import numpy as np
@@ -128,6 +129,16 @@ def test_isl_run_on_own_file(tmp_path):
         assert res["isl_test_points"] == 20 and np.isfinite(res["isl_final/rf"])
         # the training set the model saw is the binarised first 160 rows
         np.testing.assert_array_equal(r.stream("rf", "samples").shape, (1, 40, 36))
+        stored = r.metrics()["isl"]["rf"]
+    # a file the run names is opened by evaluate only when the user names it too
+    args = ["evaluate", "isl", str(tmp_path / "r"), "--json", "--stream", "rf", "--points", "4"]
+    out = CliRunner().invoke(cli, args)
+    assert out.exit_code == 2 and "names the data file" in out.output, out.output
+    assert f"{tmp_path / 'own.npy'}" in out.output and "--data-file" in out.output
+    out = CliRunner().invoke(cli, [*args, "--data-file", str(tmp_path / "own.npy")])
+    assert out.exit_code == 0, out.output
+    curve = json.loads(out.output)["rf"]
+    np.testing.assert_allclose(curve["samples"], stored["x"])
 
 
 def test_cli_exit_codes_for_bad_files(tmp_path):
