@@ -14,7 +14,12 @@ The sampler is **flagged** when ``P(χ² ≥ X) < P_FLAG`` *and* its median erro
 ``|p̂_i − p_i|`` of a normal error), so that a tiny but significant bias on a long run does not
 flag an otherwise perfect sampler. A sampler whose chains all sit in the same wrong mode is
 flagged too: its own diagnostics cannot see the mode it misses, and its estimate is wrong.
-With fewer than 4 batches per chain there is no verdict (``flag`` = -1).
+With fewer than 4 batches per chain but at least 4 independent chains (C), the MCSE is the spread
+of the chain means, ``sd_c / sqrt(C)`` (floored as above); then ``z_i`` is Student t with C − 1
+degrees of freedom, not normal, so it enters the sum as the normal score of equal two-sided
+tail probability, ``χ²₁⁻¹(2·T_{C−1}(−|z_i|))``, which keeps ``X ~ χ²(seeds · n)`` (the floor only
+shrinks ``|z_i|``: conservative). With fewer chains too there is no verdict (``flag`` = -1); the
+ranking puts such a sampler after every one that passed (mixlab.league.rank).
 """
 
 from __future__ import annotations
@@ -30,8 +35,10 @@ NO_VERDICT = {"flag": -1, "p_value": math.nan, "error_over_mc": math.nan}
 
 def verdict(legs: list[dict]) -> dict:
     """``{"flag": 1 biased | 0 not | -1 no verdict, "p_value", "error_over_mc"}`` from the
-    legs' ``estimate``, ``truth``, ``mcse`` (None: too few batches), ``n_draws``, ``final``."""
-    from scipy.stats import chi2
+    legs' ``estimate (n,)``, ``truth (n,)``, ``mcse (n,)`` (None: no MCSE), ``mcse_dof``
+    (degrees of freedom of the MCSE estimate: absent or inf for batch means, C − 1 for the
+    spread of C chains) and ``n_draws`` (all chains)."""
+    from scipy.stats import chi2, t
 
     x, dof, errs, mc = 0.0, 0, [], []
     for leg in legs:
@@ -40,7 +47,12 @@ def verdict(legs: list[dict]) -> dict:
         p, est, n = leg["truth"], leg["estimate"], max(leg["n_draws"], 1)
         floor = np.sqrt(np.maximum(p * (1 - p), 1.0 / n) / n)
         se = np.maximum(leg["mcse"], floor)
-        x += float(np.sum(((est - p) / se) ** 2))
+        z = (est - p) / se
+        dof_se = leg.get("mcse_dof", math.inf)
+        if math.isfinite(dof_se):   # Student t → the χ²₁ value of the same tail probability
+            x += float(np.sum(chi2.isf(2 * t.sf(np.abs(z), dof_se), 1)))
+        else:
+            x += float(np.sum(z ** 2))
         dof += p.size
         errs.append(float(np.mean(np.abs(est - p))))
         mc.append(float(np.mean(np.sqrt(2 / np.pi) * se)))

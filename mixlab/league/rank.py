@@ -5,8 +5,10 @@ budget. Rules, in order:
 
 1. A cell that failed, or has no number at this clock (equal work for a sampler that reports no
    cost statistic), gets no rank at that clock.
-2. Samplers the bias flag marks (mixlab.league.bias) rank after every unflagged sampler,
-   whatever their error: a sampler with the wrong stationary distribution never ranks first.
+2. Three groups, in order, whatever the errors: samplers whose bias verdict
+   (mixlab.league.bias) passed; samplers without a verdict (too few draws and chains, or a
+   target whose truth is not exact: no verdict is no evidence of being unbiased); samplers the
+   bias flag marks. A sampler with the wrong stationary distribution never ranks first.
 3. Within each group, samplers are sorted by median error (then by the worst seed's error).
    Walking down the sorted list, a sampler **ties** with the leader of the current tie group
    when the seeds' ranges overlap (its best seed's error <= the leader's worst seed's error);
@@ -45,6 +47,11 @@ class Entry:
         return self.get("bias/flag") == 1
 
     @property
+    def unchecked(self) -> bool:
+        """No bias verdict (flag -1 or missing)."""
+        return self.get("bias/flag") not in (0, 1)
+
+    @property
     def has_work(self) -> bool:
         return self.get("has_work") == 1
 
@@ -55,7 +62,8 @@ def rank_target(entries: list[Entry], clock: str) -> None:
           and math.isfinite(e.get(f"{clock}/error/median"))]
     for e in entries:
         e.rank[clock], e.tied[clock] = None, False
-    groups = [[e for e in ok if not e.biased], [e for e in ok if e.biased]]
+    groups = [[e for e in ok if e.get("bias/flag") == 0], [e for e in ok if e.unchecked],
+              [e for e in ok if e.biased]]
     pos = 0
     for group in groups:
         group.sort(key=lambda e: (e.get(f"{clock}/error/median"), e.get(f"{clock}/error/max"),

@@ -2,7 +2,8 @@
 
 Every error is shown as ``median [min–max]`` over the seeds; a rank shared by samplers whose
 seeds cannot separate them is written ``2=``; a flagged sampler's rank is followed by ``B``
-(biased: mixlab.league.bias); a sampler without a cost statistic has ``–`` in the equal-work
+(biased: mixlab.league.bias) and, on a target with exact truth, the rank of a sampler without a
+bias verdict by ``?`` (it ranks after those that passed: mixlab.league.rank); a sampler without a cost statistic has ``–`` in the equal-work
 columns and the note "ranked by time alone"; a failed cell shows its one-line reason.
 """
 
@@ -37,7 +38,8 @@ def _rank(e: Entry, clock: str) -> str:
     r = e.rank.get(clock)
     if r is None:
         return "–"
-    return f"{r}{'=' if e.tied.get(clock) else ''}{' B' if e.biased else ''}"
+    mark = " B" if e.biased else " ?" if e.unchecked and e.get("exact_truth") != 0 else ""
+    return f"{r}{'=' if e.tied.get(clock) else ''}{mark}"
 
 
 def note(e: Entry) -> str:
@@ -54,7 +56,8 @@ def note(e: Entry) -> str:
     if e.get("exact_truth") == 0:
         parts.append("reference truth: no bias test")
     elif e.get("bias/flag") == -1:
-        parts.append("too few draws for a bias verdict")
+        parts.append("too few draws and chains for a bias verdict: ranked after those "
+                     "that passed")
     return "; ".join(parts)
 
 

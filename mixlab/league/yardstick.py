@@ -17,7 +17,8 @@ distance between the estimated and exact joints).
   reaches the mark) and of seconds (at the first block end at or after the mark);
 - batch means per chain (at most :data:`MAX_BATCHES` batches; when full, neighbours are merged
   and the batch length doubles), from which :meth:`mcse` is ArviZ's Monte Carlo standard error
-  of each site's mean over all chains (``arviz.mcse``, method "mean").
+  of each site's mean over all chains (``arviz.mcse``, method "mean"), and per-chain means,
+  from which :meth:`chain_mcse` is the MCSE from the spread of independent chains.
 
 Every number depends only on the draws (and, for seconds, on the block-end times), so a stream
 resumed from a checkpoint gives the same work curve and marks as one never interrupted.
@@ -34,6 +35,8 @@ from .cost import WORK_KEY
 
 #: the most batches kept per chain before neighbours are merged
 MAX_BATCHES = 32
+#: the fewest independent chains whose spread gives an MCSE when the batches are too few
+MIN_CHAINS = 4
 
 
 class MarginalYardstick(AttributeState):
@@ -147,6 +150,22 @@ class MarginalYardstick(AttributeState):
             out = np.asarray(az.mcse(ds, method="mean")["p"], np.float64)
         # a site constant in every batch has MCSE 0 (or NaN): the iid floor stands in for it
         return np.where(np.isfinite(out), out, 0.0)
+
+    def chain_means(self) -> np.ndarray:
+        """Each chain's mean of every feature over all its draws ``(chains, n)`` (the batch
+        sums plus the unfinished batch: merging keeps every sum)."""
+        total = self.batches[:, :self.nb].sum(axis=1) + self.cur
+        return total / max(self.draws, 1)
+
+    def chain_mcse(self) -> np.ndarray | None:
+        """MCSE of each site's pooled mean from the spread of the chain means ``(n,)``:
+        independent chains are replicates, so ``MCSE = sd_c(chain mean) / sqrt(C)`` (ddof 1;
+        ``(p̂ − p)/MCSE`` is Student t with C − 1 degrees of freedom). None with fewer than
+        :data:`MIN_CHAINS` chains or no draw."""
+        C = self.batches.shape[0]
+        if C < MIN_CHAINS or not self.draws:
+            return None
+        return np.std(self.chain_means(), axis=0, ddof=1) / np.sqrt(C)
 
     def curve(self):
         return np.asarray(self.xs_sec, float), np.asarray(self.ys, float), None
