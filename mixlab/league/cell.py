@@ -161,7 +161,7 @@ def _leg(ctx, name: str, ev, res, marks: list, p: dict) -> dict:
     mcse, mcse_dof = ev.mcse(), math.inf
     if mcse is None:   # too few batches per chain: the spread of independent chains instead
         mcse = ev.chain_mcse()
-        mcse_dof = int(ev.batches.shape[0]) - 1
+        mcse_dof = int(ev.chains) - 1
     marks = [float(m) for m in marks]
     if not math.isfinite(marks[-1]):   # a varying cost that fell short of the budget
         marks[-1] = ev.value()
@@ -169,7 +169,7 @@ def _leg(ctx, name: str, ev, res, marks: list, p: dict) -> dict:
             "reach_work": float(xs_work[hit[0]]) if len(hit) else math.inf,
             "ess": ess, "seconds": float(res.seconds), "work": float(ev.work),
             "estimate": ev.estimate(), "truth": ev.truth, "mcse": mcse,
-            "mcse_dof": mcse_dof, "n_draws": int(ev.draws) * int(ev.batches.shape[0])}
+            "mcse_dof": mcse_dof, "n_draws": int(ev.draws) * int(ev.chains)}
 
 
 def _min_ess(ctx, name: str) -> float:

@@ -83,6 +83,7 @@ def _heat(ax, entries, tnames, snames, clock, info) -> None:
 def _curves(ax, league_dir: Path, entries: list[Entry], colors: dict, info: dict) -> None:
     from ..store import RunReader
 
+    positive = True                 # a reference truth's error can fall below 0
     for e in entries:
         run_dir = Path(e.run_dir)
         if not e.run_dir or not (run_dir / "run.h5").is_file():
@@ -96,6 +97,7 @@ def _curves(ax, league_dir: Path, entries: list[Entry], colors: dict, info: dict
         for name, c in sorted(series.items()):
             if not name.endswith("_time") or not len(c["x"]):
                 continue
+            positive = positive and bool(np.all(np.asarray(c["y"], float) > 0))
             ax.plot(c["x"], c["y"], color=colors[e.sampler], lw=0.8, alpha=0.8,
                     marker="o" if len(c["x"]) < 3 else None, ms=3,   # a slow sampler's points
                     label=e.sampler if first else None)
@@ -103,9 +105,10 @@ def _curves(ax, league_dir: Path, entries: list[Entry], colors: dict, info: dict
     from matplotlib.ticker import NullFormatter
 
     ax.set_xscale("log")
-    ax.set_yscale("log")
+    ax.set_yscale("log" if positive else "linear")
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("sampling time (seconds)")
-    ax.set_ylabel(info["yardstick"])
+    names = [e.results.get("yardstick") for e in entries if e.results.get("yardstick")]
+    ax.set_ylabel(names[0] if names else info["yardstick"], fontsize=7)
     if ax.lines:
         ax.legend(fontsize=6)

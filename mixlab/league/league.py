@@ -143,16 +143,17 @@ def run_league(spec: dict, league_dir: Path, *, workers: int = 1, scheduler: str
 
 def league_info(spec: dict, entries: list[Entry], wall: float, workers: int,
                 dirs: list[str]) -> dict:
-    truth = {}
-    yard = "?"
+    truth, yards = {}, {}
     for e in entries:
         if e.results.get("truth"):
             truth[e.target] = e.results["truth"]
-            yard = e.results.get("yardstick", yard)
+            yards[e.target] = e.results.get("yardstick", "?")
+    names = set(yards.values())
+    yard = names.pop() if len(names) == 1 else "each target's own (below)" if names else "?"
     return {"family": spec["family"], "scale": spec["scale"], "seeds": spec["seeds"],
             "seconds": spec["seconds"], "work": spec["work"], "unit": cost.unit(spec["family"]),
             "reach_error": spec["reach_error"], "fractions": spec["fractions"],
-            "yardstick": yard, "truth": truth, "wall_seconds": wall, "workers": workers,
+            "yardstick": yard, "yardsticks": yards, "truth": truth, "wall_seconds": wall, "workers": workers,
             "sampling_seconds": sum(e.get("sampling_seconds") for e in entries
                                     if e.status == "complete"),
             "cells": dirs, "name": spec["name"]}

@@ -86,6 +86,12 @@ def _by_target(entries: list[Entry]) -> dict[str, list[Entry]]:
     return out
 
 
+def _yard(info: dict, target: str) -> str:
+    """``; yardstick: ...`` when the league's targets are scored by different yardsticks."""
+    yards = info.get("yardsticks") or {}
+    return f"; yardstick: {yards[target]}" if len(set(yards.values())) > 1 else ""
+
+
 def text_table(entries: list[Entry], info: dict) -> str:
     """The terminal table, one block per target."""
     lines = [f"{info['family']} league ({info['scale']}): {info['seeds']} seeds, "
@@ -95,7 +101,7 @@ def text_table(entries: list[Entry], info: dict) -> str:
              f"{info['wall_seconds']:.0f} s of wall time with -j {info['workers']}"]
     for target, group in _by_target(entries).items():
         lines.append("")
-        lines.append(f"{target}  (truth: {info['truth'].get(target, '?')})")
+        lines.append(f"{target}  (truth: {info['truth'].get(target, '?')}{_yard(info, target)})")
         table = [HEAD] + rows(group)
         widths = [max(len(str(r[i])) for r in table) for i in range(len(HEAD) - 1)]
         for r in table:
@@ -112,7 +118,8 @@ def markdown(entries: list[Entry], info: dict) -> str:
            f"cost to reach error {info['reach_error']:g}; rank `n=` is a tie (overlapping seed "
            f"ranges), `B` a biased sampler (docs/league.md).", ""]
     for target, group in _by_target(entries).items():
-        out += [f"## {target}", "", f"truth: {info['truth'].get(target, '?')}", "",
+        out += [f"## {target}", "", f"truth: {info['truth'].get(target, '?')}"
+                f"{_yard(info, target)}", "",
                 "| " + " | ".join(HEAD) + " |", "|" + "---|" * len(HEAD)]
         out += ["| " + " | ".join(str(c).replace("|", "/") for c in r) + " |"
                 for r in rows(group)]

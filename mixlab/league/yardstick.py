@@ -132,6 +132,11 @@ class MarginalYardstick(AttributeState):
         chains = self.batches.shape[0]
         return self.sum / (chains * self.draws) if self.draws else np.full_like(self.sum, np.nan)
 
+    @property
+    def chains(self) -> int:
+        """The number of chains fed so far (0 before any draw)."""
+        return int(self.batches.shape[0])
+
     def value(self) -> float:
         return self.ys[-1] if self.ys else float("nan")
 
