@@ -11,9 +11,10 @@ of ``chains`` chains each, on generators keyed by (seed, clock):
 
 The target's yardstick (mixlab.league.yardstick) records the error at ``fractions`` of each
 budget; the cell stores, per clock, the median and range over seeds of each, the seconds and
-work to reach ``reach_error``, ESS per second (time clock) and ESS per million units of work
-(work clock) from ArviZ on the target's per-draw summaries (the smallest bulk ESS of them),
-and the bias test (mixlab.league.bias) on the equal-work streams (else the time streams).
+work to reach the stated error (``reach_error``, else the target's own: mixlab.league.reach),
+ESS per second (time clock) and ESS per million units of work (work clock) from ArviZ on the
+target's per-draw summaries (the smallest bulk ESS of them), and the bias test
+(mixlab.league.bias) on the equal-work streams (else the time streams).
 """
 
 from __future__ import annotations
@@ -48,8 +49,9 @@ SCHEMA = {
                                    "alone)"),
     "fractions": Param([0.125, 0.25, 0.5, 1.0], list, item=float, lo=0, hi=1, lo_open=True,
                        min_len=1, help="budget fractions at which the yardstick is kept"),
-    "reach_error": Param(0.02, float, lo=0, lo_open=True,
-                         help="the stated error: seconds and work to reach it"),
+    "reach_error": Param(None, float, lo=0, lo_open=True, nullable=True,
+                         help="the stated error (seconds and work to reach it) for every "
+                              "target; null: each target's own (mixlab.league.reach)"),
     "block": Param(20, int, lo=1, help="draws per stream block (curve resolution)"),
     "init": Param("random", str, help="initial state for samplers that take one"),
 }
@@ -98,6 +100,11 @@ def run_cell(ctx) -> None:
     ctx.store.set_result("exact_truth", int(inst.exact))
     ctx.log(f"{label} on {tname}: " + (f"{per_step:g} {unit} per step" if has_work else
                                        "no cost statistic: equal time only"))
+    reach = inst.reach_error if p["reach_error"] is None else float(p["reach_error"])
+    if not math.isfinite(reach):
+        raise SpecError(f"target {tname} states no error to reach: set reach_error",
+                        "reach_error")
+    ctx.store.set_result("reach_error", reach)
     fr = sorted({float(f) for f in p["fractions"]} | {1.0})
     per_seed = {c: [] for c in CLOCKS}
     for s in range(p["seeds"]):
@@ -106,7 +113,8 @@ def run_cell(ctx) -> None:
                          seconds=p["seconds"], evaluators=[ev], record=False,
                          rng=ctx.rng("seed", s, "time"), block=p["block"],
                          summarize=inst.summarize)
-        per_seed["time"].append(_leg(ctx, f"s{s}_time", ev, res, ev.sec_marks_err, p))
+        per_seed["time"].append(_leg(ctx, f"s{s}_time", ev, res, ev.sec_marks_err, p,
+                                     reach))
         if has_work:
             draws = math.ceil(p["work"] / per_step * (1.2 if varies else 1.0))
             ev = inst.yardstick(work_marks=[f * p["work"] for f in fr], series=f"s{s}_work")
@@ -115,7 +123,8 @@ def run_cell(ctx) -> None:
                              evaluators=[ev], record=False,
                              rng=ctx.rng("seed", s, "work"), block=p["block"],
                              summarize=inst.summarize)
-            per_seed["work"].append(_leg(ctx, f"s{s}_work", ev, res, ev.work_marks_err, p))
+            per_seed["work"].append(_leg(ctx, f"s{s}_work", ev, res, ev.work_marks_err, p,
+                                         reach))
             per_seed["work"][-1]["capped"] = bool(ev.work < p["work"] and res.draws < draws)
     capped = any(leg["capped"] for leg in per_seed["work"])
     ctx.store.set_result("work/capped", int(capped))
@@ -148,7 +157,7 @@ def _probe(family: str, sampler, rng, n_total) -> dict:
             "varies": np.int64(0 if got is None else int(got[1]))}
 
 
-def _leg(ctx, name: str, ev, res, marks: list, p: dict) -> dict:
+def _leg(ctx, name: str, ev, res, marks: list, p: dict, reach: float) -> dict:
     """What one stream contributes: its curves (also written as metrics), the errors at the
     budget marks, the cost to reach the stated error, its smallest bulk ESS, its bias data."""
     xs_sec, xs_work, ys = (np.asarray(a, float) for a in (ev.xs_sec, ev.xs_work, ev.ys))
@@ -156,7 +165,7 @@ def _leg(ctx, name: str, ev, res, marks: list, p: dict) -> dict:
         ctx.store.write_metric("error_vs_work", name, xs_work, ys,
                                x_label=f"work ({cost.unit(p['family'])}, all chains)",
                                y_label=ev.y_label)
-    hit = np.flatnonzero(ys <= p["reach_error"])
+    hit = np.flatnonzero(ys <= reach)
     ess = _min_ess(ctx, name)
     mcse, mcse_dof = ev.mcse(), math.inf
     if mcse is None:   # too few batches per chain: the spread of independent chains instead

@@ -143,17 +143,20 @@ def run_league(spec: dict, league_dir: Path, *, workers: int = 1, scheduler: str
 
 def league_info(spec: dict, entries: list[Entry], wall: float, workers: int,
                 dirs: list[str]) -> dict:
-    truth, yards = {}, {}
+    truth, yards, reach = {}, {}, {}
     for e in entries:
         if e.results.get("truth"):
             truth[e.target] = e.results["truth"]
             yards[e.target] = e.results.get("yardstick", "?")
+        if e.results.get("reach_error") is not None:
+            reach[e.target] = float(e.results["reach_error"])
     names = set(yards.values())
     yard = names.pop() if len(names) == 1 else "each target's own (below)" if names else "?"
     return {"family": spec["family"], "scale": spec["scale"], "seeds": spec["seeds"],
             "seconds": spec["seconds"], "work": spec["work"], "unit": cost.unit(spec["family"]),
-            "reach_error": spec["reach_error"], "fractions": spec["fractions"],
-            "yardstick": yard, "yardsticks": yards, "truth": truth, "wall_seconds": wall, "workers": workers,
+            "reach_error": spec["reach_error"], "reach_errors": reach,
+            "fractions": spec["fractions"], "yardstick": yard, "yardsticks": yards,
+            "truth": truth, "wall_seconds": wall, "workers": workers,
             "sampling_seconds": sum(e.get("sampling_seconds") for e in entries
                                     if e.status == "complete"),
             "cells": dirs, "name": spec["name"]}

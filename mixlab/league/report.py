@@ -92,16 +92,37 @@ def _yard(info: dict, target: str) -> str:
     return f"; yardstick: {yards[target]}" if len(set(yards.values())) > 1 else ""
 
 
+def _stated(info: dict) -> str:
+    """The league's stated error in words: the spec's number, or each target's own."""
+    v = info.get("reach_error")
+    return f"stated error {v:g} (every target)" if v is not None else \
+        "stated error: each target's own (below)"
+
+
+def _stated_words(info: dict) -> str:
+    v = info.get("reach_error")
+    return f"{v:g} for every target, set by the spec" if v is not None else \
+        "each target's own, given under its name: the expected error of 1,000 independent " \
+        "exact draws"
+
+
+def _reach(info: dict, target: str) -> str:
+    """``; stated error X`` of one target (the error 'to reach' is read at)."""
+    v = (info.get("reach_errors") or {}).get(target)
+    return "" if v is None else f"; stated error {v:g}"
+
+
 def text_table(entries: list[Entry], info: dict) -> str:
     """The terminal table, one block per target."""
     lines = [f"{info['family']} league ({info['scale']}): {info['seeds']} seeds, "
              f"{info['seconds']:g} s and {info['work']:g} {info['unit']} per stream; "
-             f"yardstick: {info['yardstick']}; stated error {info['reach_error']:g}",
+             f"yardstick: {info['yardstick']}; {_stated(info)}",
              f"{len(entries)} cells, {info['sampling_seconds']:.0f} s of sampling, "
              f"{info['wall_seconds']:.0f} s of wall time with -j {info['workers']}"]
     for target, group in _by_target(entries).items():
         lines.append("")
-        lines.append(f"{target}  (truth: {info['truth'].get(target, '?')}{_yard(info, target)})")
+        lines.append(f"{target}  (truth: {info['truth'].get(target, '?')}{_yard(info, target)}"
+                     f"{_reach(info, target)})")
         table = [HEAD] + rows(group)
         widths = [max(len(str(r[i])) for r in table) for i in range(len(HEAD) - 1)]
         for r in table:
@@ -115,11 +136,11 @@ def markdown(entries: list[Entry], info: dict) -> str:
            f"{info['seeds']} seeds per cell; each stream gets {info['seconds']:g} s of sampling "
            f"(equal time) or {info['work']:g} {info['unit']} (equal work, all chains); errors "
            f"are {info['yardstick']} as median [min–max] over seeds; 'to reach' is the median "
-           f"cost to reach error {info['reach_error']:g}; rank `n=` is a tie (overlapping seed "
-           f"ranges), `B` a biased sampler (docs/league.md).", ""]
+           f"cost to reach the stated error ({_stated_words(info)}); rank `n=` is a tie "
+           f"(overlapping seed ranges), `B` a biased sampler (docs/league.md).", ""]
     for target, group in _by_target(entries).items():
         out += [f"## {target}", "", f"truth: {info['truth'].get(target, '?')}"
-                f"{_yard(info, target)}", "",
+                f"{_yard(info, target)}{_reach(info, target)}", "",
                 "| " + " | ".join(HEAD) + " |", "|" + "---|" * len(HEAD)]
         out += ["| " + " | ".join(str(c).replace("|", "/") for c in r) + " |"
                 for r in rows(group)]
@@ -134,8 +155,8 @@ def csv_text(entries: list[Entry], fractions: list[float]) -> str:
         head += [f"{clock}_error_median", f"{clock}_error_min", f"{clock}_error_max",
                  f"{clock}_rank", f"{clock}_tied"]
         head += [f"{clock}_error@{f:g}_median" for f in fractions]
-    head += ["time_reach_seconds", "time_ess_per_s", "work_reach_work", "work_ess_per_munit",
-             "note"]
+    head += ["reach_error", "time_reach_seconds", "time_ess_per_s", "work_reach_work",
+             "work_ess_per_munit", "note"]
     buf = io.StringIO(newline="")
     w = csv.writer(buf)
     w.writerow(head)
@@ -148,7 +169,8 @@ def csv_text(entries: list[Entry], fractions: list[float]) -> str:
             row += ["" if e.rank.get(clock) is None else e.rank[clock],
                     int(bool(e.tied.get(clock)))]
             row += [_cell(e.get(f"{clock}/error@{f:g}/median")) for f in fractions]
-        row += [_cell(e.get("time/reach_seconds/median")), _cell(e.get("time/ess_per_s/median")),
+        row += [_cell(e.get("reach_error")), _cell(e.get("time/reach_seconds/median")),
+                _cell(e.get("time/ess_per_s/median")),
                 _cell(e.get("work/reach_work/median")),
                 _cell(e.get("work/ess_per_munit/median")), note(e)]
         w.writerow(row)

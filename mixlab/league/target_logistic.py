@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import SpecError
+from .reach import moment_reach
 from .yardstick import MarginalYardstick
 
 
@@ -87,4 +88,5 @@ def build_logistic(d: dict, instance_cls):
         summarize=theta_summaries(list(range(min(post.d, 6)))), n_total=None,
         truth_source=f"HMC reference ({hspec['chains']} chains x {hspec['samples']} draws, "
                      f"Laplace mass matrix; N = {post.N}, d = {post.d})",
-        exact=False, yardstick_name="posterior mean/sd error (sd units)")
+        exact=False, yardstick_name="posterior mean/sd error (sd units)",
+        reach_error=moment_reach())

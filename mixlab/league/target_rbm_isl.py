@@ -171,6 +171,27 @@ class ISLYardstick(AttributeState):
         return np.asarray(self.xs_sec, float), np.asarray(self.ys, float), None
 
 
+def reach_error(d: dict, X: np.ndarray, X_test: np.ndarray, X_valid: np.ndarray,
+                bandwidths: np.ndarray, reference: float) -> float:
+    """The stated error (mixlab.league.reach): ``reference − ISL`` of :data:`~mixlab.league.
+    reach.REACH_DRAWS` training digits (a subset drawn with the definition's seed) as the
+    centres, the stand-in for that many ideal draws; cached by definition (no training)."""
+    from .reach import REACH_DRAWS, stated
+
+    n = min(REACH_DRAWS, len(X))
+
+    def compute() -> dict:
+        from ..rbm.isl import isl_of_centres
+
+        pick = np.random.default_rng(int(d["model_seed"])).choice(len(X), n, replace=False)
+        got = isl_of_centres(X[np.sort(pick)].astype(bool), X_test, X_valid,
+                             bandwidths=bandwidths)
+        return {"isl": np.array(got["isl"])}
+
+    isl = float(cached_truth("rbm", {**d, "reach_centres": n}, compute)["isl"])
+    return stated(reference - isl)
+
+
 def build_rbm_isl(d: dict, instance_cls):
     """The :class:`~mixlab.league.targets.Instance` of a USPS ISL definition: the trained RBM
     (its weights and the reference ISL from the truth cache), binary draws from chains started
@@ -223,4 +244,5 @@ def build_rbm_isl(d: dict, instance_cls):
         truth_source=f"reference ISL of the {len(X)} training digits as kernel centres "
                      f"({ref:.2f} nats on {len(Xt)} test digits, beta chosen on {len(Xv)} "
                      f"validation digits); not exact",
-        exact=False, yardstick_name="ISL(training digits) − ISL(draws), nats per test digit")
+        exact=False, yardstick_name="ISL(training digits) − ISL(draws), nats per test digit",
+        reach_error=reach_error(d, X, Xt, Xv, beta, ref))

@@ -47,6 +47,7 @@ so no bias flag is computed for these targets.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -54,6 +55,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import SpecError
+from .reach import marginal_reach
 from .truth import cached_truth
 
 #: the seed of every standard target's random model (part of its definition)
@@ -67,7 +69,8 @@ class Instance:
     ``yardstick(work_marks, second_marks, series)`` -> evaluator, ``summarize`` (per-draw
     scalar summaries for ESS), ``n_total`` (N for a cost reported as a fraction, else None),
     ``truth_source`` (one line), ``exact`` (whether the truth is exact: the bias flag needs
-    it), ``yardstick_name`` (what the error is)."""
+    it), ``yardstick_name`` (what the error is), ``reach_error`` (the stated error, in the
+    yardstick's units: mixlab.league.reach)."""
 
     target: Any
     truth: dict
@@ -77,6 +80,7 @@ class Instance:
     truth_source: str
     exact: bool
     yardstick_name: str
+    reach_error: float = math.nan
 
 
 def _spinglass_targets() -> dict[str, dict]:
@@ -182,7 +186,8 @@ def _build_spinglass(d: dict, init: str) -> Instance:
             p, key="samples", work_marks=work_marks, second_marks=second_marks, series=series),
         summarize=summarizer(model), n_total=None,
         truth_source="exact single-site marginals (frontier transfer matrix)", exact=True,
-        yardstick_name="mean |marginal error|")
+        yardstick_name="mean |marginal error|",
+        reach_error=marginal_reach(p))
 
 
 def _build_mrf(d: dict) -> Instance:
@@ -225,7 +230,8 @@ def _build_mrf(d: dict) -> Instance:
         summarize=mrf_summaries(model, subsets, joint), n_total=None,
         truth_source=f"exact joints on {M} random {k}-variable subsets (all 2^{D} states "
                      f"enumerated)", exact=True,
-        yardstick_name=f"mean L1 of the {k}-variable joints")
+        yardstick_name=f"mean L1 of the {k}-variable joints",
+        reach_error=marginal_reach(joint, scale=S))
 
 
 def _rbm_data(d: dict) -> np.ndarray:
@@ -293,4 +299,5 @@ def _build_rbm(d: dict) -> Instance:
         summarize=summarizer(rbm), n_total=None,
         truth_source=f"exact visible distribution (all 2^{V} states): {V} marginals and "
                      f"{len(iu[0])} pairwise moments",
-        exact=True, yardstick_name="mean |error| of the marginals and pairwise moments")
+        exact=True, yardstick_name="mean |error| of the marginals and pairwise moments",
+        reach_error=marginal_reach(t["moments"]))
