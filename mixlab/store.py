@@ -262,15 +262,24 @@ class RunStore:
         """Recorded draws ``(chain, draw, ...)`` of stream ``name`` up to its last checkpoint
         (booleans unpacked). Read from the published file, whose virtual datasets find their
         segment files next to it."""
+        return self.stream_arrays(name, [key], chains, draws)[key]
+
+    def stream_arrays(self, name: str, keys: list[str], chains=slice(None),
+                         draws=slice(None)) -> dict[str, np.ndarray]:
+        """``{key: stream(name, key, chains, draws)}`` for several keys, from one snapshot
+        (published and opened once)."""
         self.publish()
         refuse_vds_prefix(self.path)
+        out = {}
         with h5py.File(confined.check(self.run_dir, self.path.name, must_exist=True), "r",
                        locking=False) as f:
-            ds = f[f"streams/{name}/{key}"]
-            raw = ds[chains, draws]
-            packed = ds.attrs.get("packed", False)
-            shape = tuple(int(v) for v in ds.attrs["shape"]) if packed else ()
-        return unpack_bool(raw, shape) if packed else raw
+            for key in keys:
+                ds = f[f"streams/{name}/{key}"]
+                raw = ds[chains, draws]
+                packed = ds.attrs.get("packed", False)
+                shape = tuple(int(v) for v in ds.attrs["shape"]) if packed else ()
+                out[key] = unpack_bool(raw, shape) if packed else raw
+        return out
 
     # -- stages -----------------------------------------------------------------------------------
     def stage_done(self, name: str) -> bool:

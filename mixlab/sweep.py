@@ -331,8 +331,13 @@ class _Table:
 
 def run_sweep(sweep_dir: Path, specs: list[dict], grid: dict, summary: list[str], *,
               workers: int = 1, scheduler: str | None = None,
-              quiet: bool = True) -> SweepOutcome:
+              quiet: bool = True, start_method: str = "spawn") -> SweepOutcome:
     """Run every point not yet complete; returns what happened (failed points included).
+
+    ``start_method``: how the pool's worker processes start (``multiprocessing``): "spawn",
+    fresh interpreters that import what they need, or "fork", copies of this process that
+    inherit its imported modules (the league: its cells would each re-import seconds of
+    modules in a fresh interpreter).
 
     Raises only for the sweep's own failures (no Dask, the sweep directory cannot be written);
     a point's failure is in the outcome and in ``sweep.csv``."""
@@ -358,7 +363,7 @@ def run_sweep(sweep_dir: Path, specs: list[dict], grid: dict, summary: list[str]
     if todo and scheduler:
         _run_on_dask(scheduler, specs, dirs, todo, table)
     elif todo and workers > 1:
-        _run_on_pool(workers, specs, dirs, todo, table)
+        _run_on_pool(workers, specs, dirs, todo, table, start_method)
     else:
         for i in todo:
             table.record(i, run_point(specs[i], str(dirs[i]), quiet))
@@ -372,9 +377,10 @@ def run_sweep(sweep_dir: Path, specs: list[dict], grid: dict, summary: list[str]
 
 
 def _run_on_pool(workers: int, specs: list[dict], dirs: list[Path], todo: list[int],
-                 table: _Table) -> None:
-    """Fresh (spawned) worker processes with one BLAS thread each, unless the user chose
-    otherwise: N workers x N BLAS threads on N cores is slower than either alone.
+                 table: _Table, start_method: str = "spawn") -> None:
+    """Worker processes (fresh, spawned, unless ``start_method`` says otherwise) with one BLAS
+    thread each, unless the user chose otherwise: N workers x N BLAS threads on N cores is
+    slower than either alone.
 
     A worker that dies (a crash, the OOM killer, a kill) breaks the whole pool and every point
     still in it; those points are then run again one at a time, each in a pool of its own, so
@@ -384,9 +390,10 @@ def _run_on_pool(workers: int, specs: list[dict], dirs: list[Path], todo: list[i
     for v in blas_vars:
         os.environ.setdefault(v, "1")
     try:
-        broken = _pool_pass(workers, specs, dirs, todo, table)
+        broken = _pool_pass(workers, specs, dirs, todo, table, start_method=start_method)
         for i in broken:  # isolate the point that kills its process
-            _pool_pass(1, specs, dirs, [i], table, last_chance=True)
+            _pool_pass(1, specs, dirs, [i], table, last_chance=True,
+                       start_method=start_method)
     finally:
         for v, old in saved.items():
             if old is None:
@@ -396,13 +403,15 @@ def _run_on_pool(workers: int, specs: list[dict], dirs: list[Path], todo: list[i
 
 
 def _pool_pass(workers: int, specs: list[dict], dirs: list[Path], todo: list[int],
-               table: _Table, last_chance: bool = False) -> list[int]:
+               table: _Table, last_chance: bool = False,
+               start_method: str = "spawn") -> list[int]:
     """Run ``todo`` on a pool; returns the points lost to a broken pool (recorded as failed
     when ``last_chance``)."""
     from concurrent.futures import as_completed
 
     broken = []
-    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+    with ProcessPoolExecutor(max_workers=workers,
+                             mp_context=multiprocessing.get_context(start_method),
                              initializer=_pool_worker_init) as pool:
         futures = {pool.submit(run_point, specs[i], str(dirs[i]), True): i for i in todo}
         for fut in as_completed(futures):

@@ -12,16 +12,15 @@ of ``chains`` chains each, on generators keyed by (seed, clock):
 The target's yardstick (mixlab.league.yardstick) records the error at ``fractions`` of each
 budget; the cell stores, per clock, the median and range over seeds of each, the seconds and
 work to reach the stated error (``reach_error``, else the target's own: mixlab.league.reach),
-ESS per second (time clock) and ESS per million units of work (work clock) from ArviZ on the
-target's per-draw summaries (the smallest bulk ESS of them), and the bias test
-(mixlab.league.bias) on the equal-work streams (else the time streams).
+ESS per second (time clock) and ESS per million units of work (work clock), ArviZ's bulk ESS
+(mixlab.league.ess) of the target's per-draw summaries (the smallest of them), and the bias
+test (mixlab.league.bias) on the equal-work streams (else the time streams).
 """
 
 from __future__ import annotations
 
 import inspect
 import math
-import warnings
 
 import numpy as np
 
@@ -182,21 +181,17 @@ def _leg(ctx, name: str, ev, res, marks: list, p: dict, reach: float) -> dict:
 
 
 def _min_ess(ctx, name: str) -> float:
-    """The smallest ArviZ bulk ESS (``arviz.ess``, rank-normalised, all chains) over the
-    stream's per-draw summaries (NaN without any, or with fewer than 4 draws)."""
-    from ..diagnostics.arviz_quiet import arviz
+    """The smallest bulk ESS (rank-normalised, all chains; ArviZ's ``ess(method="bulk")``,
+    mixlab.league.ess) over the stream's per-draw summaries (NaN without any, or with fewer
+    than 4 draws)."""
+    from .ess import ess_bulk
 
     g = ctx.store.f.get(f"streams/{name}/summary")
     if g is None:
         return float("nan")
-    stats = {k: np.asarray(ctx.store.stream(name, f"summary/{k}"), np.float64) for k in g}
-    if not stats or next(iter(stats.values())).shape[1] < 4:
-        return float("nan")
-    az = arviz()
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore")          # "more chains than draws" on short streams
-        ess = az.ess(az.convert_to_dataset(stats), method="bulk")
-    vals = [float(ess[k]) for k in stats if np.isfinite(float(ess[k]))]
+    stats = ctx.store.stream_arrays(name, [f"summary/{k}" for k in g])
+    vals = [ess_bulk(np.asarray(v, np.float64)) for v in stats.values()]
+    vals = [v for v in vals if np.isfinite(v)]
     return float(min(vals)) if vals else float("nan")
 
 

@@ -130,8 +130,10 @@ def run_league(spec: dict, league_dir: Path, *, workers: int = 1, scheduler: str
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(1):
+        if workers > 1 and not scheduler:
+            warm_up(spec["family"], cells)
         outcome = run_sweep(league_dir, cells, grid, [], workers=workers, scheduler=scheduler,
-                            quiet=quiet)
+                            quiet=quiet, start_method=_start_method())
     entries = [Entry(c["target"]["name"], c["label"], outcome.status[i], outcome.error[i],
                      outcome.results[i], str(outcome.dirs[i])) for i, c in enumerate(cells)]
     rank_all(entries)
@@ -139,6 +141,37 @@ def run_league(spec: dict, league_dir: Path, *, workers: int = 1, scheduler: str
     info = league_info(spec, entries, wall, workers, [str(d) for d in outcome.dirs])
     text = write_outputs(league_dir, entries, info)
     return text, entries
+
+
+def _start_method() -> str:
+    """Forked workers where the platform has fork: they inherit what :func:`warm_up` imported
+    and computed, where fresh interpreters would each spend seconds importing it again."""
+    import multiprocessing
+
+    return "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+
+
+def warm_up(family: str, cells: list[dict]) -> None:
+    """Before the pool forks: import what every cell imports (the run machinery, the figures'
+    matplotlib, the yardsticks' SciPy functions) and build each target once, so that its truth
+    is in the cache and its modules are loaded. A target that cannot be built is left to its
+    cells, which record the reason."""
+    import scipy.fft  # noqa: F401  (the ESS's FFT length)
+    import scipy.special  # noqa: F401
+
+    from .. import context, plotting  # noqa: F401  (each cell runs through them)
+    from . import cell, ess  # noqa: F401
+
+    done = set()
+    for c in cells:
+        key = json.dumps(c["target"], sort_keys=True, default=str)
+        if key in done:
+            continue
+        done.add(key)
+        try:
+            targets.build(family, c["target"].get("definition", {}), c["init"])
+        except Exception:  # noqa: BLE001  (the cells say why)
+            pass
 
 
 def league_info(spec: dict, entries: list[Entry], wall: float, workers: int,

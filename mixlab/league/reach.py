@@ -40,11 +40,14 @@ def stated(value: float) -> float:
 
 def binomial_mad(p: np.ndarray, n: int = REACH_DRAWS) -> np.ndarray:
     """``E|X/n − p|`` for ``X ~ Binomial(n, p)``, elementwise over ``p (m,)``: ``(m,)``."""
-    from scipy.stats import binom
+    from scipy.special import gammaln, xlog1py, xlogy
 
-    p = np.clip(np.asarray(p, np.float64).ravel(), 0.0, 1.0)
+    p = np.clip(np.asarray(p, np.float64).ravel(), 0.0, 1.0)[None, :]
     k = np.arange(n + 1, dtype=np.float64)[:, None]                    # (n+1, 1)
-    pmf = binom.pmf(k, n, p[None, :])                                   # (n+1, m)
+    log_pmf = (gammaln(n + 1.0) - gammaln(k + 1.0) - gammaln(n - k + 1.0)
+               + xlogy(k, p) + xlog1py(n - k, -p))                     # (n+1, m)
+    pmf = np.exp(log_pmf)
+    p = p[0]
     return np.sum(pmf * np.abs(k / n - p[None, :]), axis=0)
 
 

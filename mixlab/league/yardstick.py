@@ -17,7 +17,8 @@ distance between the estimated and exact joints).
   reaches the mark) and of seconds (at the first block end at or after the mark);
 - batch means per chain (at most :data:`MAX_BATCHES` batches; when full, neighbours are merged
   and the batch length doubles), from which :meth:`mcse` is ArviZ's Monte Carlo standard error
-  of each site's mean over all chains (``arviz.mcse``, method "mean"), and per-chain means,
+  of each site's mean over all chains (``arviz.mcse``, method "mean", as computed by
+  mixlab.league.ess), and per-chain means,
   from which :meth:`chain_mcse` is the MCSE from the spread of independent chains.
 
 Every number depends only on the draws (and, for seconds, on the block-end times), so a stream
@@ -25,8 +26,6 @@ resumed from a checkpoint gives the same work curve and marks as one never inter
 """
 
 from __future__ import annotations
-
-import warnings
 
 import numpy as np
 
@@ -141,18 +140,15 @@ class MarginalYardstick(AttributeState):
         return self.ys[-1] if self.ys else float("nan")
 
     def mcse(self) -> np.ndarray | None:
-        """ArviZ's MCSE of each site's mean from the batch means ``(chains, nb)`` (None with
-        fewer than 4 full batches per chain)."""
+        """ArviZ's MCSE of each site's mean (``mcse(method="mean")``, mixlab.league.ess) from
+        the batch means ``(chains, nb)`` (None with fewer than 4 full batches per chain)."""
         if self.nb < 4:
             return None
-        from ..diagnostics.arviz_quiet import arviz
+        from .ess import mcse_mean
 
-        az = arviz()
         means = self.batches[:, :self.nb] / self.blen                  # (chains, nb, n)
-        with np.errstate(all="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore")      # "more chains than draws": few batches
-            ds = az.convert_to_dataset({"p": means})
-            out = np.asarray(az.mcse(ds, method="mean")["p"], np.float64)
+        with np.errstate(all="ignore"):
+            out = mcse_mean(means)
         # a site constant in every batch has MCSE 0 (or NaN): the iid floor stands in for it
         return np.where(np.isfinite(out), out, 0.0)
 

@@ -1,0 +1,63 @@
+"""The league's NumPy ESS and MCSE (mixlab.league.ess) give ArviZ's numbers."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from mixlab.diagnostics.arviz_quiet import arviz
+from mixlab.league import ess
+
+
+def _ar1(rng, chains, draws, phi, n=None):
+    shape = (chains, draws) if n is None else (chains, draws, n)
+    x = np.empty(shape)
+    e = rng.standard_normal(shape)
+    x[:, 0] = e[:, 0]
+    for t in range(1, draws):
+        x[:, t] = phi * x[:, t - 1] + e[:, t]
+    return x
+
+
+def _cases():
+    rng = np.random.default_rng(11)
+    for chains, draws, phi in ((1, 4, 0.0), (1, 5, 0.5), (2, 7, 0.9), (4, 100, 0.3),
+                               (10, 37, 0.95), (3, 500, -0.4), (10, 20, 0.99)):
+        yield _ar1(rng, chains, draws, phi)
+    yield (rng.random((10, 60)) < 0.2).astype(float)          # binary: many ties
+    yield rng.integers(0, 4, size=(5, 33)).astype(float)       # few distinct values
+    yield np.ones((4, 30))                                     # constant
+    yield _ar1(rng, 4, 3, 0.5)                                 # too few draws: NaN
+    x = _ar1(rng, 4, 30, 0.5)
+    x[1, 3] = np.nan
+    yield x                                                    # a NaN: NaN
+
+
+@pytest.mark.parametrize("i", range(12))
+def test_bulk_ess_is_arviz(i):
+    x = list(_cases())[i]
+    az = arviz()
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = float(az.ess(x, method="bulk"))
+    got = ess.ess_bulk(x)
+    if np.isnan(want):
+        assert np.isnan(got)
+    else:
+        assert got == pytest.approx(want, rel=1e-9)
+
+
+def test_mcse_of_the_mean_is_arviz_per_site():
+    rng = np.random.default_rng(5)
+    x = _ar1(rng, 10, 32, 0.7, n=6)
+    x[:, :, 2] = 0.25                                          # a constant site
+    x[:, :, 4] = (x[:, :, 4] > 0.3)                            # a binary site
+    az = arviz()
+    for arr in (x, x[:, :4], x[:, :3]):
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            want = np.asarray(az.mcse(az.convert_to_dataset({"p": arr}), method="mean")["p"],
+                              np.float64)
+        got = ess.mcse_mean(arr)
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-15)
+        assert np.array_equal(np.isnan(got), np.isnan(want))
