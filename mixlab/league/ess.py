@@ -63,17 +63,18 @@ def _ess(x: np.ndarray, acov: np.ndarray | None = None) -> float:
         return float(x.size)
     n_chain, n_draw = x.shape
     acov = _autocov(x) if acov is None else acov
-    mean_var = np.mean(acov[:, 0]) * n_draw / (n_draw - 1.0)
+    acov_t = acov.mean(axis=0).tolist()     # mean over chains at each lag (floats: fast loop)
+    mean_var = acov_t[0] * n_draw / (n_draw - 1.0)
     var_plus = mean_var * (n_draw - 1.0) / n_draw
     if n_chain > 1:
         var_plus += np.var(x.mean(axis=1), ddof=1)
     rho = np.zeros(n_draw)
-    even, odd = 1.0, 1.0 - (mean_var - np.mean(acov[:, 1])) / var_plus
+    even, odd = 1.0, 1.0 - (mean_var - acov_t[1]) / var_plus
     rho[0], rho[1] = even, odd
     t = 1                                   # Geyer's initial positive sequence
     while t < n_draw - 3 and even + odd > 0.0:
-        even = 1.0 - (mean_var - np.mean(acov[:, t + 1])) / var_plus
-        odd = 1.0 - (mean_var - np.mean(acov[:, t + 2])) / var_plus
+        even = 1.0 - (mean_var - acov_t[t + 1]) / var_plus
+        odd = 1.0 - (mean_var - acov_t[t + 2]) / var_plus
         if even + odd >= 0:
             rho[t + 1], rho[t + 2] = even, odd
         t += 2
@@ -93,7 +94,7 @@ def _ess(x: np.ndarray, acov: np.ndarray | None = None) -> float:
 
 def _average_ranks(v: np.ndarray) -> np.ndarray:
     """Ranks 1..S of ``v (S,)``, ties given their average rank (``scipy.stats.rankdata``)."""
-    order = np.argsort(v, kind="mergesort")
+    order = np.argsort(v)               # ties get their average rank: any order among them
     s = v[order]
     first = np.r_[True, s[1:] != s[:-1]]
     group = np.cumsum(first)                                         # 1-based tie groups
