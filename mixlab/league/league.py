@@ -144,11 +144,12 @@ def run_league(spec: dict, league_dir: Path, *, workers: int = 1, scheduler: str
 
 
 def _start_method() -> str:
-    """Forked workers where the platform has fork: they inherit what :func:`warm_up` imported
-    and computed, where fresh interpreters would each spend seconds importing it again."""
-    import multiprocessing
+    """Forked workers on Linux: they inherit what :func:`warm_up` imported and computed, where
+    fresh interpreters would each spend seconds importing it again (elsewhere, spawned: macOS's
+    system libraries are not safe to fork)."""
+    import sys
 
-    return "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    return "fork" if sys.platform.startswith("linux") else "spawn"
 
 
 def warm_up(family: str, cells: list[dict]) -> None:

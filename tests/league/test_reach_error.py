@@ -121,3 +121,23 @@ def test_real_stated_errors_and_the_spec_override(tmp_path, monkeypatch, data_di
     for e in entries:
         assert e.get("work/reach_work/median") == _first_reach(e.run_dir, 0.05)
     assert "stated error 0.05 (every target)" in (out / "league.txt").read_text()
+
+
+def test_docs_list_the_stated_errors_the_targets_have(data_dir):
+    """docs/league.md's table of stated errors is what the targets compute (the families whose
+    truths are quick to compute here)."""
+    import re
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "league.md").read_text()
+    listed = {}
+    for names, values in re.findall(r"^\| \w+ \| (`[^|]+`) \| ([^|]+) \|$", doc, re.M):
+        names = re.findall(r"`([^`]+)`", names)
+        values = re.findall(r"\d[\d.e-]*", values)
+        if len(values) == 1:
+            values = values * len(names)
+        listed.update({n: float(v) for n, v in zip(names, values)})
+    for family in ("spinglass", "mrf"):
+        for name, d in targets.standard_targets(family).items():
+            assert listed[name] == targets.build(family, d).reach_error, name
+    for name in targets.standard_targets("logistic"):
+        assert listed[name] == reach.moment_reach(), name
