@@ -20,3 +20,31 @@ def _isolated_cache(tmp_path_factory):
         mp.setenv("MIXLAB_DATA_MIRROR", str((Path.cwd() / mirror).resolve()))
     yield
     mp.undo()
+
+
+def pytest_itemcollected(item):
+    """Tests of one module that share a module-scoped fixture run on one pytest-xdist worker
+    (``--dist loadgroup``), so the fixture, often a whole run or league, is built once rather
+    than once per worker.  An explicit ``xdist_group`` mark wins."""
+    if item.get_closest_marker("xdist_group") is not None:
+        return
+    info = getattr(item, "_fixtureinfo", None)
+    scopes = {defs[-1].scope for defs in (info.name2fixturedefs.values() if info else ()) if defs}
+    if "module" in scopes:
+        item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session):
+    """Refuse to run a suite whose groups pytest-xdist would silently drop: under ``--dist
+    loadgroup`` each worker tags a grouped test's node id with ``@group``; where that tag does
+    not take (pytest 9.2 with pytest-xdist 3.8, pytest-xdist#1386) every group's fixtures are
+    built on both workers and the suite takes minutes longer."""
+    if not getattr(session.config.option, "loadgroup", False):
+        return
+    lost = [i.nodeid for i in session.items
+            if i.get_closest_marker("xdist_group") is not None and "@" not in i.nodeid]
+    if lost:
+        raise pytest.UsageError(
+            f"pytest-xdist did not group {len(lost)} test(s), e.g. {lost[0]}: install the "
+            "pytest version pyproject.toml's dev extra names ('make install')")
