@@ -73,7 +73,7 @@ define figure_rule
 FIGURES += $(1)
 .PHONY: $(1)
 $(1): $(STAMP) $(DATA_STAMP)
-	$(MIXLAB) run $(2) --scale $(SCALE) --out runs/$(SCALE)/$(1) --replace --quiet -j $(JOBS)
+	$(MIXLAB) run $(2) --scale $(SCALE) --out runs/$(SCALE)/$(1) --replace --quiet -j $(JOBS) --no-figures
 	$(MIXLAB) plot runs/$(SCALE)/$(1) -o figures/$(SCALE)/$(1).png
 endef
 include $(sort $(wildcard experiments/*/figures.mk))

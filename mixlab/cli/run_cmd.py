@@ -35,10 +35,13 @@ from .options import force_option, quiet_option, scale_option, seed_option
               help="run the independent streams of the run in N worker processes, one core "
                    "each (draws are the same as with -j 1) [default: the spec's jobs, else "
                    "MIXLAB_JOBS, else 1]")
+@click.option("--no-figures", is_flag=True,
+              help="do not draw the run's figures into OUT/figures/ when it completes "
+                   "('mixlab plot OUT' draws them later)")
 @click.option("--list", "list_kinds", is_flag=True, help="list experiment kinds and exit")
 @click.option("--help-spec", is_flag=True, help="list every key of the spec's experiment kind")
 def run(spec_file, overrides, scale, out, seed, dry_run, force, replace, update, quiet, jobs,
-        list_kinds, help_spec):
+        no_figures, list_kinds, help_spec):
     """Run the experiment described by SPEC (a YAML file), with dotted overrides.
 
     SPEC may also name a spec shipped with mixlab, e.g. rates_fpcd/fig2 ('mixlab specs list';
@@ -92,7 +95,7 @@ def run(spec_file, overrides, scale, out, seed, dry_run, force, replace, update,
         return
     check_startup(spec)   # refused here, the run directory is not touched
     run_dir, happened = execute(spec, run_dir, force=force, quiet=quiet, replace=replace,
-                                jobs=jobs, update=update)
+                                jobs=jobs, update=update, render=not no_figures)
     if happened == "complete":
         stale = "" if update else stale_note(run_dir, spec)
         click.echo(f"already complete: {run_dir} ({stale or 'use --force to re-run'})")

@@ -25,7 +25,7 @@ def mixlab(*args, cwd=None):
 def runs(tmp_path_factory):
     d = tmp_path_factory.mktemp("diag-cli")
     for seed in (1, 2):
-        r = mixlab("run", TOY, "--seed", seed, "--out", d / f"seed{seed}", "-q",
+        r = mixlab("run", TOY, "--seed", seed, "--out", d / f"seed{seed}", "-q", "--no-figures",
                    "budget.draws=3000")
         assert r.returncode == 0, r.stderr
     return d

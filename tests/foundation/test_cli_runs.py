@@ -72,6 +72,17 @@ def test_identical_runs_identical_figures(spec, tmp_path):
     assert fa == fb
 
 
+def test_no_figures_draws_none_and_plot_draws_them_later(spec, tmp_path):
+    assert invoke("run", spec, "--out", tmp_path / "a", "-q").exit_code == 0
+    assert invoke("run", spec, "--out", tmp_path / "b", "-q", "--no-figures").exit_code == 0
+    assert not (tmp_path / "b" / "figures").exists()
+    with RunReader(tmp_path / "b") as run:
+        assert run.status == "complete"
+    assert invoke("plot", tmp_path / "b").exit_code == 0
+    drawn = tmp_path / "b/figures/toy.mean_error.png"
+    assert drawn.read_bytes() == (tmp_path / "a/figures/toy.mean_error.png").read_bytes()
+
+
 def test_seed_changes_stream_and_same_seed_repeats(spec, tmp_path):
     invoke("run", spec, "--out", tmp_path / "a", "-q")
     invoke("run", spec, "--out", tmp_path / "b", "-q")

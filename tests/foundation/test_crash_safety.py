@@ -22,20 +22,27 @@ ROOT = Path(__file__).resolve().parents[2]
 TOY = ROOT / "experiments" / "toy" / "gaussian.yaml"
 
 
+def _argv(args) -> list[str]:
+    """``python -m mixlab ARGS``; a run draws no figures (drawing is not what is tested here,
+    and a run's figures come from its file alone: tests/foundation/test_cli_runs.py)."""
+    args = [str(a) for a in args]
+    return [sys.executable, "-m", "mixlab", *args, *(["--no-figures"] if args[0] == "run" else [])]
+
+
 def mixlab(*args, cwd=None, env=None, limit_bytes=None, timeout=120):
     """Run ``python -m mixlab ARGS`` to completion; RLIMIT_FSIZE when ``limit_bytes``."""
 
     def limit():
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit_bytes, limit_bytes))
 
-    return subprocess.run([sys.executable, "-m", "mixlab", *map(str, args)], cwd=cwd,
+    return subprocess.run(_argv(args), cwd=cwd,
                           capture_output=True, text=True, timeout=timeout,
                           env={**os.environ, **(env or {})},
                           preexec_fn=limit if limit_bytes else None)
 
 
 def start(*args, env=None):
-    return subprocess.Popen([sys.executable, "-m", "mixlab", *map(str, args)],
+    return subprocess.Popen(_argv(args),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, **(env or {})})
 

@@ -42,7 +42,8 @@ def test_mixed_couplings_end_to_end_with_exact_log_z(tmp_path):
     model = random_spin_glass(4, 4, 1.0, 1.5, mixed=True, rng=np.random.default_rng(7))
     assert (model.right < 0).any() and (model.down > 0).any()
     save_npz(tmp_path / "grid.npz", model)
-    r = mixlab("run", write_spec(tmp_path, "grid.npz"), "--out", "run", "-q", cwd=tmp_path)
+    r = mixlab("run", write_spec(tmp_path, "grid.npz"), "--out", "run", "-q", "--no-figures",
+               cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     shown = json.loads(mixlab("show", "run", "--json", cwd=tmp_path).stdout)
     res = shown["results"]
