@@ -185,15 +185,19 @@ def test_planted_pickles_are_never_run(tmp_path):
     assert not marker.exists()
 
 
-@pytest.mark.parametrize("limit_kib, checkpoint, draws, safe", [
-    (60, "0", 60000, True),      # run.h5 outgrows the limit mid-run: earlier checkpoints are safe
-    (400, None, 200000, False),  # the issue's `ulimit -f 400`: the first segment is too big
+@pytest.mark.parametrize("limit_kib, checkpoint, draws, block, safe", [
+    # a checkpoint every block: run.h5 (one virtual-dataset mapping per segment) outgrows 60 KiB
+    # after some of its 120 checkpoints, so the earlier ones are safe
+    (60, "0", 12000, 100, True),
+    # `ulimit -f 400`: the first segment (4 chains x 20000 draws x 4 float32 = 1.25 MiB) is too
+    # big, before any checkpoint
+    (400, None, 20000, 500, False),
 ])
-def test_full_disk_ends_cleanly_and_resumes_to_the_same_bytes(limit_kib, checkpoint, draws, safe,
-                                                               tmp_path):
+def test_full_disk_ends_cleanly_and_resumes_to_the_same_bytes(limit_kib, checkpoint, draws, block,
+                                                               safe, tmp_path):
     """Writes past RLIMIT_FSIZE fail with EFBIG, as on a full disk: one short message, exit 1,
     then the same command without the limit completes with the uninterrupted run's bytes."""
-    args = ("run", TOY, f"budget.draws={draws}", "block=500", "--out", tmp_path / "run", "-q")
+    args = ("run", TOY, f"budget.draws={draws}", f"block={block}", "--out", tmp_path / "run", "-q")
     env = {"MIXLAB_CHECKPOINT_SECONDS": checkpoint} if checkpoint else {}
     r = mixlab(*args, env=env, limit_bytes=limit_kib * 1024)
     assert r.returncode == 1, r.stderr
@@ -206,7 +210,7 @@ def test_full_disk_ends_cleanly_and_resumes_to_the_same_bytes(limit_kib, checkpo
     r = mixlab(*args, env=env)
     assert r.returncode == 0, r.stderr
     whole = tmp_path / "whole"
-    r = mixlab("run", TOY, f"budget.draws={draws}", "block=500", "--out", whole, "-q")
+    r = mixlab("run", TOY, f"budget.draws={draws}", f"block={block}", "--out", whole, "-q")
     assert r.returncode == 0
     assert streams(tmp_path / "run") == streams(whole)
 

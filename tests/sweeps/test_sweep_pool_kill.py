@@ -21,7 +21,7 @@ from mixlab.sweep import plan, run_sweep
 
 REPO = Path(__file__).resolve().parents[2]
 SPEC = "experiment: toy.gaussian\nname: toy\ndim: 1\nchains: 1\nbudget: {draws: 1000}\n"
-AXIS = "budget.draws=150000,2000,3000"  # point 0 takes ~1-2 s
+AXIS = "budget.draws=50000,2000,3000"  # point 0 samples for ~1.5 s (~30 µs a draw)
 
 
 def _parent(pid: int) -> int | None:
@@ -38,7 +38,7 @@ def test_pool_worker_killed_mid_point(tmp_path):
     sweep = subprocess.Popen([sys.executable, "-m", "mixlab", "sweep", "toy.yaml", AXIS, "-j",
                               "2", "-o", "sw", "-q"], cwd=tmp_path, env=env,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    lock = tmp_path / "sw" / "000_draws=150000" / "writer.lock"
+    lock = tmp_path / "sw" / "000_draws=50000" / "writer.lock"
     victim = None
     try:
         end = time.monotonic() + 60
