@@ -34,9 +34,11 @@ $(BENCH_STAMP): $(STAMP)
 	$(BIN)/python -m pip install -q -e '.[dev,bench]'
 	touch $(BENCH_STAMP)
 
-# one pytest worker per core (pytest-xdist); tests sharing a group's fixtures stay on one worker
+# one pytest worker per core (pytest-xdist); tests sharing a group's fixtures stay on one worker.
+# Python may cache mixlab's compiled bytecode (even where PYTHONDONTWRITEBYTECODE is set): the
+# suite starts some 250 Python processes, and each would otherwise compile mixlab's modules anew.
 test: $(STAMP)
-	$(BIN)/python -m pytest -n auto --dist loadgroup
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -n auto --dist loadgroup
 
 # The sampler leagues (docs/league.md): every registered sampler of each family on its standard
 # targets, at equal time and equal work; tables in runs/$(SCALE)/league-<family>/league.md.
