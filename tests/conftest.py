@@ -22,11 +22,21 @@ def _isolated_cache(tmp_path_factory):
     mp.undo()
 
 
+#: test directories whose tests call one family's compiled kernels: their tests share a worker,
+#: so on a fresh clone (numba's cache empty) each kernel is compiled once, not once per worker
+_KERNEL_FAMILIES = ("austerity", "rbm", "spinglass")
+
+
 def pytest_itemcollected(item):
-    """Tests of one module that share a module-scoped fixture run on one pytest-xdist worker
-    (``--dist loadgroup``), so the fixture, often a whole run or league, is built once rather
-    than once per worker.  An explicit ``xdist_group`` mark wins."""
+    """Groups for pytest-xdist's ``--dist loadgroup``: a kernel family's tests run on one worker
+    (above); the other tests of a module that share a module-scoped fixture run on one worker,
+    so the fixture, often a whole run or league, is built once rather than once per worker.
+    An explicit ``xdist_group`` mark wins."""
     if item.get_closest_marker("xdist_group") is not None:
+        return
+    parts = Path(item.path).relative_to(REPO / "tests").parts
+    if len(parts) > 1 and parts[0] in _KERNEL_FAMILIES:
+        item.add_marker(pytest.mark.xdist_group(f"kernels-{parts[0]}"))
         return
     info = getattr(item, "_fixtureinfo", None)
     scopes = {defs[-1].scope for defs in (info.name2fixturedefs.values() if info else ()) if defs}
