@@ -44,17 +44,18 @@ def pytest_itemcollected(item):
         item.add_marker(pytest.mark.xdist_group(item.module.__name__))
 
 
-@pytest.hookimpl(trylast=True)
-def pytest_collection_finish(session):
-    """Refuse to run a suite whose groups pytest-xdist would silently drop: under ``--dist
-    loadgroup`` each worker tags a grouped test's node id with ``@group``; where that tag does
-    not take (pytest 9.2 with pytest-xdist 3.8, pytest-xdist#1386) every group's fixtures are
-    built on both workers and the suite takes minutes longer."""
-    if not getattr(session.config.option, "loadgroup", False):
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node, ids):
+    """Stop a suite whose groups pytest-xdist would silently drop: under ``--dist loadgroup``
+    a worker tags each grouped test's node id with ``@group`` (a kernel family's tests always
+    have one); where the tags do not take (pytest 9.2 with pytest-xdist 3.8,
+    pytest-xdist#1386) every group's fixtures and kernels are built on both workers and the
+    suite takes minutes longer."""
+    if node.config.getoption("dist", None) != "loadgroup":
         return
-    lost = [i.nodeid for i in session.items
-            if i.get_closest_marker("xdist_group") is not None and "@" not in i.nodeid]
+    family = tuple(f"tests/{name}/" for name in _KERNEL_FAMILIES)
+    lost = [i for i in ids if i.startswith(family) and "@" not in i]
     if lost:
-        raise pytest.UsageError(
-            f"pytest-xdist did not group {len(lost)} test(s), e.g. {lost[0]}: install the "
-            "pytest version pyproject.toml's dev extra names ('make install')")
+        pytest.exit(f"pytest-xdist did not group {len(lost)} test(s), e.g. {lost[0]}: install "
+                    "the pytest that pyproject.toml's dev extra names ('make install')",
+                    returncode=4)
