@@ -5,9 +5,11 @@ An untimed run first computes what both timed runs would otherwise compute once 
 preprocessing and the HMC truth, both cached across runs; the compiled kernels), so the ratio
 compares the two runs' own work: the same truth lookup and set-up, then five 20 s streams one
 after the other or two at a time. Five streams of 20 s on two workers take three rounds, so
-the ratio is at least (o + 3 x 20 s) / (o + 5 x 20 s) for the runs' common overhead o (start-up,
-set-up, figures): 0.6 only when o = 0. The row reports that bound with o = the -j 1 time minus
-100 s; a machine shared with other work inflates o and gives each worker less than a core."""
+with the runs' common overhead o (start-up, set-up, evaluation, figures) all serial the ratio
+would be (o + 3 x 20 s) / (o + 5 x 20 s); the part of o inside the streams (their set-up and
+evaluation) runs in the workers too, so the ratio can go below that, down to 0.6 when all of o
+runs in parallel. The row reports the all-serial value with o = the -j 1 time minus 100 s; a
+machine shared with other work inflates o and gives each worker less than a core."""
 
 from __future__ import annotations
 
@@ -38,9 +40,9 @@ def run(quick: bool) -> list[dict]:
         parallel = _run(Path(tmp) / "j2", "-j", "2")
     ratio = parallel / serial
     overhead = max(serial - 100.0, 0.0)
-    bound = (overhead + 60.0) / (overhead + 100.0)
+    serial_o = (overhead + 60.0) / (overhead + 100.0)
     return [{"name": "mixlab run -j 2 / -j 1: wall time of the quick austerity Fig 3",
              "ratio": ratio, "target": "<= 0.6", "ok": ratio <= 0.6,
              "detail": f"-j 1 {serial:.1f} s, -j 2 {parallel:.1f} s (5 series x 20 s of "
-                       f"sampling each; {os.cpu_count()} cpus); bound with the -j 1 run's "
-                       f"{overhead:.0f} s outside sampling: {bound:.2f}"}]
+                       f"sampling each; {os.cpu_count()} cpus); with the -j 1 run's "
+                       f"{overhead:.0f} s outside sampling all serial: {serial_o:.2f}"}]
