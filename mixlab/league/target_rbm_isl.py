@@ -34,6 +34,7 @@ from ..checkpoint import AttributeState
 from ..errors import SpecError
 from .cost import WORK_KEY
 from .truth import cached_truth
+from .yardstick import record_block_end
 
 #: ISL sample counts that are never reached: the yardstick reads the ISL out where it wants it
 _NO_RECORD = np.iinfo(np.int64).max // 2
@@ -145,13 +146,7 @@ class ISLYardstick(AttributeState):
             self.isl.add_samples(S[K * done:])
         self.draws += B
         self.work = float(cum_work[-1])
-        err = self.reference - self.isl_now()
-        self.xs_sec.append(float(seconds))
-        self.xs_work.append(self.work)
-        self.ys.append(err)
-        for j, mark in enumerate(self.second_marks):
-            if np.isnan(self.sec_marks_err[j]) and seconds >= mark:
-                self.sec_marks_err[j] = err
+        record_block_end(self, seconds, self.reference - self.isl_now())
 
     # -- reading -------------------------------------------------------------------------------
     def estimate(self) -> np.ndarray:

@@ -38,6 +38,17 @@ MAX_BATCHES = 32
 MIN_CHAINS = 4
 
 
+def record_block_end(yard, seconds: float, err: float) -> None:
+    """A yardstick's error ``err`` at the end of a block: one point of its curves (seconds and
+    work), and the first value past each seconds mark it has not passed yet."""
+    yard.xs_sec.append(float(seconds))
+    yard.xs_work.append(yard.work)
+    yard.ys.append(err)
+    for j, mark in enumerate(yard.second_marks):
+        if np.isnan(yard.sec_marks_err[j]) and seconds >= mark:
+            yard.sec_marks_err[j] = err
+
+
 class MarginalYardstick(AttributeState):
     """Mean |marginal error| against ``truth (n,)`` = exact P(x_i = 1), with batch means."""
 
@@ -93,13 +104,7 @@ class MarginalYardstick(AttributeState):
         self.sum = self.sum + cum[-1]
         self.draws += B
         self.work = float(cum_work[-1])
-        err = self._error(self.sum / (K * self.draws))
-        self.xs_sec.append(float(seconds))
-        self.xs_work.append(self.work)
-        self.ys.append(err)
-        for j, mark in enumerate(self.second_marks):
-            if np.isnan(self.sec_marks_err[j]) and seconds >= mark:
-                self.sec_marks_err[j] = err
+        record_block_end(self, seconds, self._error(self.sum / (K * self.draws)))
 
     def _add_batches(self, x: np.ndarray) -> None:
         """Per-chain batch sums of ``x (chains, B, n)``; merge pairs when all are full."""
