@@ -62,7 +62,7 @@ class Context:
         self._root = np.random.SeedSequence(spec["seed"], spawn_key=tuple(spec["seed_key"]))
         self.jobs = jobs
         self._pool = None   # a StreamPool inside ``parallel()`` when jobs > 1
-        kind = registry.experiments().get(spec.get("experiment"))
+        kind = registry.find_experiment(spec.get("experiment"))
         self._experiment_module = getattr(getattr(kind, "run", None), "__module__", None)
 
     # -- randomness ---------------------------------------------------------------------------------

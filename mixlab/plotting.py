@@ -25,9 +25,12 @@ PNG_METADATA = {"Software": None}
 def render(run: RunReader, name: str, out: str | Path, inside: Path | None = None) -> Path:
     """Draw figure ``name`` of ``run`` into the PNG file ``out`` (a name relative to the
     directory ``inside`` when given: written through mixlab.confined)."""
-    figs = registry.all_figures()
+    experiment = str(run.attrs.get("experiment", ""))
+    figs = registry.figures_of_run(experiment)
     if name not in figs:
-        own = sorted(registry.figures_for(str(run.attrs.get("experiment", ""))))
+        figs = registry.all_figures()   # a figure of another experiment's, drawn from this run
+    if name not in figs:
+        own = sorted(registry.figures_for(experiment))
         raise UsageError(f"unknown figure '{name}'; figures of this run: "
                          f"{', '.join(own + ['diagnostics'])}")
     kind = figs[name]

@@ -9,10 +9,12 @@ Plugins come from three places only, in this order:
 3. a spec's top-level ``plugins:`` key (a list of the same forms; a relative ``.py`` path is
    relative to the spec file's directory, see :func:`absolute_spec_entries`).
 
-mixlab's own modules (:data:`PLUGIN_MODULES`) register the same way and are imported first.
-(1) and (2) are loaded the first time a registry is read (:func:`load_all`, called by
-:mod:`mixlab.registry`), (3) by :func:`mixlab.spec.resolve` before the spec is validated, so the experiment and sampler
-names a spec uses may come from its plugins.  Nothing stored in a run file is ever imported.
+mixlab's own modules (:data:`BUILTIN_GROUPS`) register the same way: a registry read imports
+the group it needs (an experiment's, a family's) or all of them, and every group is imported
+before any plugin, so a plugin can never shadow a built-in name unnoticed. (1) and (2) are loaded
+the first time a registry is read (:mod:`mixlab.registry`), (3) by :func:`mixlab.spec.resolve`
+before the spec is validated, so the experiment and sampler names a spec uses may come from its
+plugins.  Nothing stored in a run file is ever imported.
 
 A plugin's import is a transaction: what it registered is recorded (``mixlab plugins`` shows it,
 a run's provenance names it) and, when the import fails or a registration is bad (an unknown
@@ -76,22 +78,26 @@ class Plugin:
 
 
 # mixlab's own modules that register experiments, samplers and figures when imported.
-PLUGIN_MODULES = (
-    "mixlab.generic",
-    "mixlab.diagnostics.figure",
-    "mixlab.rbm.samplers",
-    "mixlab.rbm.experiments",
-    "mixlab.rbm.figures",
-    "mixlab.spinglass.samplers",
-    "mixlab.spinglass.experiments",
-    "mixlab.spinglass.experiments_sampling",
-    "mixlab.spinglass.figures",
-    "mixlab.austerity.samplers",
-    "mixlab.austerity.experiments",
-    "mixlab.austerity.figures",
-    "mixlab.league.cell",
-    "mixlab.league.league",
-)
+# mixlab's own registering modules, grouped so that a spec imports only what its experiment and
+# its samplers' family need: an experiment "<group>.<name>" (or "<group>") is registered by the
+# modules of BUILTIN_GROUPS[group], a family's samplers by those of BUILTIN_GROUPS[FAMILY_GROUPS[
+# family]], and figures drawn from every run ("*") by the "diagnostics" group. Importing every
+# family costs about 1.5 s of CPU per process, most of it numba, scipy and the kernels, which a
+# toy run never uses. tests/test_plugins_lazy.py checks these tables against what the modules
+# actually register.
+BUILTIN_GROUPS: dict[str, tuple[str, ...]] = {
+    "toy": ("mixlab.generic",),
+    "diagnostics": ("mixlab.diagnostics.figure",),
+    "rates_fpcd": ("mixlab.rbm.samplers", "mixlab.rbm.experiments", "mixlab.rbm.figures"),
+    "perturb_map": ("mixlab.spinglass.samplers", "mixlab.spinglass.experiments",
+                    "mixlab.spinglass.experiments_sampling", "mixlab.spinglass.figures"),
+    "austerity": ("mixlab.austerity.samplers", "mixlab.austerity.experiments",
+                  "mixlab.austerity.figures"),
+    "league": ("mixlab.league.cell", "mixlab.league.league"),
+}
+FAMILY_GROUPS = {"rbm": "rates_fpcd", "spinglass": "perturb_map", "logistic": "austerity",
+                 "mrf": "austerity"}
+PLUGIN_MODULES = tuple(m for group in BUILTIN_GROUPS.values() for m in group)
 
 @dataclass
 class BrokenPlugin:
@@ -121,7 +127,7 @@ class BrokenPlugin:
 
 _PLUGINS: dict[str, Plugin] = {}      # key: module name (or the absolute path of a .py file)
 _BROKEN: dict[str, BrokenPlugin] = {}
-_builtin_done = False
+_groups_done: set[str] = set()
 _installed_done = False
 _installing = False
 
@@ -153,20 +159,35 @@ def load_all() -> None:
     load_installed()
 
 
-def load_builtin() -> None:
-    """Import mixlab's own registering modules (:data:`PLUGIN_MODULES`, once)."""
-    global _builtin_done
-    if _builtin_done:
-        return
-    _builtin_done = True
-    for mod in PLUGIN_MODULES:
-        try:
-            importlib.import_module(mod)
-        except ModuleNotFoundError as exc:
-            # A paper package that is not there yet is skipped; a missing dependency inside
-            # one is not.
-            if exc.name is None or not mod.startswith(exc.name):
-                raise
+def load_for_experiment(name: object) -> None:
+    """Import the modules that register experiment ``name`` and its figures (all of mixlab's
+    own when the name is not one of theirs), then the installed plugins."""
+    group = str(name).split(".")[0]
+    load_builtin((group, "diagnostics") if group in BUILTIN_GROUPS else None)
+    load_installed()
+
+
+def load_for_family(family: str) -> None:
+    """Import the modules that register ``family``'s samplers, then the installed plugins."""
+    load_builtin((FAMILY_GROUPS[family],) if family in FAMILY_GROUPS else None)
+    load_installed()
+
+
+def load_builtin(groups: tuple[str, ...] | None = None) -> None:
+    """Import mixlab's own registering modules: those of ``groups`` (every group when None),
+    each module once."""
+    for group in BUILTIN_GROUPS if groups is None else groups:
+        if group in _groups_done:
+            continue
+        _groups_done.add(group)
+        for mod in BUILTIN_GROUPS[group]:
+            try:
+                importlib.import_module(mod)
+            except ModuleNotFoundError as exc:
+                # A paper package that is not there yet is skipped; a missing dependency inside
+                # one is not.
+                if exc.name is None or not mod.startswith(exc.name):
+                    raise
 
 
 def load_installed() -> None:
@@ -176,12 +197,15 @@ def load_installed() -> None:
         return
     _installing = True
     try:
-        for ep in _entry_points():
+        entry_points, env_refs = _entry_points(), env_entries()
+        if entry_points or env_refs:
+            load_builtin()   # mixlab's own modules first: a plugin may not shadow them
+        for ep in entry_points:
             dist = getattr(ep, "dist", None)
             where = (f"entry point '{ep.name} = {ep.value}' (group {ENTRY_POINT_GROUP}"
                      + (f", package {dist.name} {dist.version})" if dist else ")"))
             _load_or_skip(ep.value, "entry point", where, entry_point=ep)
-        for ref in env_entries():
+        for ref in env_refs:
             where = f"'{ref}' (from {ENV_VAR})"
             _load_or_skip(ref, ENV_VAR, where, base=Path.cwd())
         _installed_done = True
@@ -256,7 +280,7 @@ def load_spec_plugins(entries: Any, key: str = "plugins") -> list[Plugin]:
     """Import the plugins a spec names (``plugins:``, already made absolute by
     :func:`absolute_spec_entries`); a malformed entry or a missing file is a SpecError naming
     ``key``, a plugin that fails to import a :class:`PluginError`."""
-    if entries is None:
+    if entries is None or entries == []:
         return []
     load_all()   # mixlab's own modules first: a spec plugin may not shadow them
     if isinstance(entries, str):

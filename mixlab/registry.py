@@ -13,8 +13,9 @@ plugins loaded first.
 
 The layers, bottom up: :mod:`mixlab.registrations` records (the decorators re-exported here);
 :mod:`mixlab.plugins` finds and imports the modules that register; this module reads the tables
-after loading them (the first read imports the plugins, so ``mixlab --help`` stays fast and a
-broken plugin names itself); :mod:`mixlab.schema` asks it to validate sampler entries. Plugin
+after loading what a read needs (an experiment's modules, a family's, or all of them, then the
+installed plugins, so ``mixlab --help`` stays fast, a toy run never imports numba, and a broken
+plugin names itself); :mod:`mixlab.schema` asks it to validate sampler entries. Plugin
 authors import all of this from :mod:`mixlab.api`.
 """
 
@@ -27,7 +28,6 @@ from typing import Any
 from . import plugins
 from .errors import SpecError
 from .families import family
-from .plugins import PLUGIN_MODULES  # noqa: F401
 from .registrations import (  # noqa: F401  (re-exported: the registration surface)
     _EXPERIMENTS,
     _FIGURES,
@@ -53,14 +53,14 @@ def family_info(name: str):
 
 
 def load_plugins() -> None:
-    """Import mixlab's own modules (once), then the installed plugins (see mixlab.plugins)."""
+    """Import all of mixlab's own modules (once), then the installed plugins (mixlab.plugins)."""
     plugins.load_all()
 
 
 def samplers_for(family: str) -> dict[str, SamplerKind]:
     """Every sampler registered for ``family``, by name; each factory remembers what it builds
     and names a plugin whose code fails (mixlab.sampler_builds)."""
-    load_plugins()
+    plugins.load_for_family(family)
     return {n: _building(k) for n, k in _SAMPLERS[family].items()}
 
 
@@ -100,7 +100,17 @@ def experiments() -> dict[str, ExperimentKind]:
     return dict(_EXPERIMENTS)
 
 
+def find_experiment(name: Any) -> ExperimentKind | None:
+    """The experiment ``name``, or None; imports only the modules that would register it."""
+    plugins.load_for_experiment(name)
+    return _EXPERIMENTS.get(name) if isinstance(name, str) else None
+
+
 def get_experiment(name: Any) -> ExperimentKind:
+    """The experiment ``name``; a SpecError naming the closest known name."""
+    kind = find_experiment(name)
+    if kind is not None:
+        return kind
     kinds = experiments()
     if not isinstance(name, str) or name not in kinds:
         _broken_provider("experiment", str(name), f"unknown experiment '{name}'", "experiment")
@@ -112,8 +122,16 @@ def get_experiment(name: Any) -> ExperimentKind:
 
 
 def figures_for(experiment_name: str) -> dict[str, FigureKind]:
-    load_plugins()
+    """The figures drawn from a run of ``experiment_name`` (not those drawn from every run)."""
+    plugins.load_for_experiment(experiment_name)
     return {n: f for n, f in _FIGURES.items() if f.experiment == experiment_name}
+
+
+def figures_of_run(experiment_name: str) -> dict[str, FigureKind]:
+    """Every figure that can be drawn from a run of ``experiment_name``: its own and those
+    registered for every run (``experiment="*"``)."""
+    plugins.load_for_experiment(experiment_name)
+    return {n: f for n, f in _FIGURES.items() if f.experiment in (experiment_name, "*")}
 
 
 def all_figures() -> dict[str, FigureKind]:
