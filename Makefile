@@ -24,21 +24,25 @@ help:
 	@echo "make install | test | figures [SCALE=quick|paper] [JOBS=N] | fig-<paper>-<n> | league | data | bench | clean"
 	@echo "figure targets: $(FIGURES)"
 
+# pip installs without compiling every installed module to bytecode (some 40 s for scipy, pandas,
+# dask and the rest); Python compiles and caches a module the first time it is imported, so only
+# what mixlab uses is compiled, once. Hence Python must be allowed to write its bytecode cache
+# even where the environment sets PYTHONDONTWRITEBYTECODE: the suite alone starts some 250
+# Python processes, and each would otherwise compile every module it imports anew.
+unexport PYTHONDONTWRITEBYTECODE
 install: $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q -e '.[dev]'
+	$(BIN)/python -m pip install -q --no-compile -e '.[dev]'
 	touch $(STAMP)
 # the benchmarks' peer libraries (scikit-learn), only for make bench
 $(BENCH_STAMP): $(STAMP)
-	$(BIN)/python -m pip install -q -e '.[dev,bench]'
+	$(BIN)/python -m pip install -q --no-compile -e '.[dev,bench]'
 	touch $(BENCH_STAMP)
 
 # one pytest worker per core (pytest-xdist); tests sharing a group's fixtures stay on one worker.
-# Python may cache mixlab's compiled bytecode (even where PYTHONDONTWRITEBYTECODE is set): the
-# suite starts some 250 Python processes, and each would otherwise compile mixlab's modules anew.
 test: $(STAMP)
-	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -n auto --dist loadgroup
+	$(BIN)/python -m pytest -n auto --dist loadgroup
 
 # The sampler leagues (docs/league.md): every registered sampler of each family on its standard
 # targets, at equal time and equal work; tables in runs/$(SCALE)/league-<family>/league.md.
