@@ -138,7 +138,8 @@ def run_league(spec: dict, league_dir: Path, *, workers: int = 1, scheduler: str
                      outcome.results[i], str(outcome.dirs[i])) for i, c in enumerate(cells)]
     rank_all(entries)
     wall = time.perf_counter() - t0
-    info = league_info(spec, entries, wall, workers, [str(d) for d in outcome.dirs])
+    info = league_info(spec, entries, wall, workers, [str(d) for d in outcome.dirs],
+                       scheduler)
     text = write_outputs(league_dir, entries, info)
     return text, entries
 
@@ -176,7 +177,7 @@ def warm_up(family: str, cells: list[dict]) -> None:
 
 
 def league_info(spec: dict, entries: list[Entry], wall: float, workers: int,
-                dirs: list[str]) -> dict:
+                dirs: list[str], scheduler: str | None = None) -> dict:
     truth, yards, reach = {}, {}, {}
     for e in entries:
         if e.results.get("truth"):
@@ -190,7 +191,7 @@ def league_info(spec: dict, entries: list[Entry], wall: float, workers: int,
             "seconds": spec["seconds"], "work": spec["work"], "unit": cost.unit(spec["family"]),
             "reach_error": spec["reach_error"], "reach_errors": reach,
             "fractions": spec["fractions"], "yardstick": yard, "yardsticks": yards,
-            "truth": truth, "wall_seconds": wall, "workers": workers,
+            "truth": truth, "wall_seconds": wall, "workers": workers, "scheduler": scheduler,
             "sampling_seconds": sum(e.get("sampling_seconds") for e in entries
                                     if e.status == "complete"),
             "cells": dirs, "name": spec["name"]}

@@ -118,7 +118,9 @@ def text_table(entries: list[Entry], info: dict) -> str:
              f"{info['seconds']:g} s and {info['work']:g} {info['unit']} per stream; "
              f"yardstick: {info['yardstick']}; {_stated(info)}",
              f"{len(entries)} cells, {info['sampling_seconds']:.0f} s of sampling, "
-             f"{info['wall_seconds']:.0f} s of wall time with -j {info['workers']}"]
+             f"{info['wall_seconds']:.0f} s of wall time "
+             + (f"on the Dask cluster at {info['scheduler']}" if info.get("scheduler")
+                else f"with -j {info['workers']}")]
     for target, group in _by_target(entries).items():
         lines.append("")
         lines.append(f"{target}  (truth: {info['truth'].get(target, '?')}{_yard(info, target)}"

@@ -1,6 +1,9 @@
-"""A league on forked workers (-j 2) gives the same draw-determined numbers as in one process."""
+"""A league on forked workers (-j 2) or on a Dask cluster (--scheduler) gives the same
+draw-determined numbers as in one process."""
 
 import csv
+
+import pytest
 
 from mixlab.builtin_specs import resolve_spec
 from mixlab.league.league import _start_method, run_league
@@ -18,14 +21,37 @@ def _table(out):
                 for r in csv.DictReader(fh)}
 
 
-def test_forked_workers_give_the_one_process_table(tmp_path, monkeypatch):
-    monkeypatch.setenv("MIXLAB_DATA_DIR", str(tmp_path / "data"))
+@pytest.fixture(scope="module")
+def one_process(tmp_path_factory):
+    """The league run in this process: its spec and its directory."""
+    tmp = tmp_path_factory.mktemp("league-workers")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("MIXLAB_DATA_DIR", str(tmp / "data"))
     spec = load_spec(resolve_spec("league/spinglass"), scale="quick", overrides=[
         "targets=[attractive-c0.5,mixed-c1.5]", "only_samplers=[gibbs,metropolis]",
         "seeds=2", "chains=4", "seconds=0.1", "work=4e4", "block=10"])
-    _, one = run_league(spec, tmp_path / "one", workers=1)
+    _, entries = run_league(spec, tmp / "one", workers=1)
+    assert [e.status for e in entries] == ["complete"] * 4
+    yield spec, tmp / "one"
+    mp.undo()
+
+
+def test_forked_workers_give_the_one_process_table(one_process, tmp_path):
+    spec, one = one_process
     _, two = run_league(spec, tmp_path / "two", workers=2)
     assert _start_method() == "fork"                    # Linux: the workers are forked
-    assert [e.status for e in one + two] == ["complete"] * 8
-    assert _table(tmp_path / "one") == _table(tmp_path / "two")
+    assert [e.status for e in two] == ["complete"] * 4
+    assert _table(one) == _table(tmp_path / "two")
     assert all(e.get("work/ess_per_munit/median") > 0 for e in two)
+
+
+def test_a_dask_cluster_gives_the_one_process_table(one_process, tmp_path):
+    distributed = pytest.importorskip("dask.distributed")
+    spec, one = one_process
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster:
+        text, cells = run_league(spec, tmp_path / "dask", scheduler=cluster.scheduler_address)
+        address = cluster.scheduler_address
+    assert [e.status for e in cells] == ["complete"] * 4
+    assert _table(one) == _table(tmp_path / "dask")
+    assert f"on the Dask cluster at {address}" in text.splitlines()[1]
