@@ -80,10 +80,32 @@ class Context:
         """Run ``fn()`` once per run and cache its flat dict of arrays under ``/stages/<name>``."""
         if self.store.stage_done(name):
             return self.store.read_stage(name)
-        streams = self.store.f.get("streams")
-        after = list(streams) if streams is not None else []
+        after = self._streams_so_far()
         with build_log() as built:
             values = fn()
+        self._write_stage(name, values, built, after)
+        return self.store.read_stage(name)
+
+    def once_each(self, stages: list[tuple[str, Callable[[], dict]]]) -> list[dict]:
+        """:meth:`once` for each ``(name, fn)`` of ``stages``, which must not depend on each
+        other (each draws its randomness from :meth:`rng` keyed by its own names): with
+        ``jobs`` > 1 the stages not done yet are computed in worker processes, ``jobs`` at a
+        time (mixlab.parallel_stages), and written in the given order, so the run file holds
+        the same values as with one job. Returns each stage's dict, in order."""
+        todo = [(n, fn) for n, fn in stages if not self.store.stage_done(n)]
+        if self.jobs > 1 and len(todo) > 1:
+            from .parallel_stages import compute
+
+            after = self._streams_so_far()
+            compute(todo, self.jobs, lambda n, values, built: self._write_stage(n, values,
+                                                                                built, after))
+        return [self.once(n, fn) for n, fn in stages]
+
+    def _streams_so_far(self) -> list[str]:
+        streams = self.store.f.get("streams")
+        return list(streams) if streams is not None else []
+
+    def _write_stage(self, name: str, values: Any, built: list, after: list[str]) -> None:
         if not isinstance(values, dict):
             raise TypeError(f"stage {name}: fn must return a dict, got {type(values).__name__}")
         self.store.write_stage(name, values)
@@ -91,7 +113,6 @@ class Context:
         write_record(self.store.f[f"stages/{name}"],
                      stage_inputs(self.spec, self._experiment_module, built, after))
         self.store.publish()
-        return self.store.read_stage(name)
 
     def stream(self, name: str, sampler: Any, *, draws: int | None = None,
                seconds: float | None = None, thin: int = 1, evaluators=(),

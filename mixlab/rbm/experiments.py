@@ -257,13 +257,14 @@ def run_bias(ctx) -> None:
     ctx.store.set_result("ll_method", str(base["how"]))
     draws = p["budget"]["draws"]
     pts = isl_mod.log_points(draws, llp["points"])
+    stages, labels = [], []
     for label, s in p["samplers"].items():
         sampler = build_sampler(label, s, target, p["chains"])
         if not hasattr(sampler, "effective_params"):
             ctx.log(f"{label}: no fast weights (θ⁻ = θ), skipped")
             continue
+        labels.append(label)
         state, done = None, 0
-        xs, ys, es, zs = [], [], [], []
         for i, n in enumerate(pts):
             cur = sampler if state is None else _Continue(sampler, state)
             res = ctx.stream(f"{label}/seg{i:02d}", cur, draws=int(n - done), record=False,
@@ -271,13 +272,19 @@ def run_bias(ctx) -> None:
             state, done = res.state, int(n)
             theta = sampler.effective_params(state)[0]  # chain 0's θ⁻
             m = RBM(theta["W"], theta["b"], theta["c"])
-            v = ctx.once(f"ll/{label}/{i:02d}", lambda m=m, i=i, label=label: {
+            stages.append((f"ll/{label}/{i:02d}", lambda m=m, i=i, label=label: {
                 k: np.asarray(val) for k, val in
-                ev_mod.model_log_likelihood(m, Xe, llp, ctx.rng("ll", label, i)).items()})
+                ev_mod.model_log_likelihood(m, Xe, llp, ctx.rng("ll", label, i)).items()}))
+    # each point's log-likelihood (an exact log Z or AIS) depends on its θ⁻ only: the costly
+    # part of the run, computed in parallel under mixlab run -j
+    values = iter(ctx.once_each(stages))
+    for label in labels:
+        xs, ys, es = [], [], []
+        for n in pts:
+            v = next(values)
             xs.append(n * p["chains"])
             ys.append(float(v["ll"]))
             es.append(float(np.hypot(v["ll_se"], v["logz_se"])))
-            zs.append(float(v["logz"]))
         ctx.store.write_metric("ll_eff", label, xs, ys, es, x_label="samples",
                                y_label=f"{llp['split']} log-likelihood of θ⁻ (nats)",
                                how=str(base["how"]))

@@ -83,7 +83,7 @@ def run_logz_vs_coupling(ctx) -> None:
         ctx.log(f"baselines not available (mixlab.spinglass.variational): {', '.join(missing)}")
     series = ["upper", "expected_lb", "probable_lb"] + [b for b in p["baselines"] if b in base]
     couplings = np.asarray(p["couplings"], dtype=np.float64)
-    results = []
+    stages = []
     for ci, c in enumerate(couplings):
         def point(ci=ci, c=c):
             out = {k: np.empty(p["models"]) for k in ["logz"] + series}
@@ -109,9 +109,11 @@ def run_logz_vs_coupling(ctx) -> None:
                     if name in out:
                         out[name][mi] = float(fn(model))
             return out
-        results.append(ctx.once(f"coupling_{ci}", point))
+        stages.append((f"coupling_{ci}", point))
+    results = ctx.once_each(stages)             # the couplings are independent (mixlab run -j)
+    for c, r in zip(couplings, results):
         ctx.log(f"coupling {c:g}: " + ", ".join(
-            f"{k} {np.mean(results[-1][k] - results[-1]['logz']):+.3f}" for k in series))
+            f"{k} {np.mean(r[k] - r['logz']):+.3f}" for k in series))
     for k in series:
         err = np.array([r[k] - r["logz"] for r in results])          # (couplings, models)
         se = err.std(axis=1, ddof=1) / math.sqrt(err.shape[1])
@@ -220,7 +222,7 @@ COMPLEXITY_SCHEMA = {
 def run_sampler_complexity(ctx) -> None:
     p = ctx.params
     sides = np.asarray(p["sides"], dtype=np.int64)
-    rows = []
+    stages = []
     for si, L in enumerate(sides):
         L = int(L)
 
@@ -249,8 +251,9 @@ def run_sampler_complexity(ctx) -> None:
                     out["violation_rate"][mi] = stats["violations"].sum() / (
                         (stats["restarts"].sum() + len(stats["restarts"])) * L * L)
             return out
-        rows.append(ctx.once(f"side_{si}", point))
-        r = rows[-1]
+        stages.append((f"side_{si}", point))
+    rows = ctx.once_each(stages)                # the sides are independent (mixlab run -j)
+    for L, r in zip(sides, rows):
         measured = r["measured_passes"][np.isfinite(r["measured_passes"])]
         gap_exact = (r["upper"] - r["logz"])[np.isfinite(r["logz"])]   # empty past the exact width
         ctx.log(f"side {L}: U-logZ "

@@ -159,6 +159,7 @@ def run_marginals_vs_coupling(ctx) -> None:
     err = {m: np.zeros((len(cs), K)) for m in methods}
     secs = {m: np.zeros((len(cs), K)) for m in methods}
     upd = {m: np.zeros((len(cs), K)) for m in methods}
+    stages = []
     for ci, c in enumerate(cs):
         def point(ci=ci, c=c):
             out = {f"{m}.{q}": np.zeros(K) for m in methods for q in ("error", "seconds",
@@ -177,7 +178,9 @@ def run_marginals_vs_coupling(ctx) -> None:
                     out[f"{m}.seconds"][k] = sec
                     out[f"{m}.updates"][k] = u
             return out
-        vals = ctx.once(f"coupling_{ci}", point)
+        stages.append((f"coupling_{ci}", point))
+    # the couplings are independent (mixlab run -j)
+    for ci, (c, vals) in enumerate(zip(cs, ctx.once_each(stages))):
         for m in methods:
             err[m][ci] = vals[f"{m}.error"]
             secs[m][ci] = vals[f"{m}.seconds"]

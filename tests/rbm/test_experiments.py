@@ -140,6 +140,13 @@ def test_bias_run_exact(tmp_path):
         assert res["ll_method"] == "exact"
         assert list(c["x"]) == [1, 7, 50]
         assert np.all(np.isfinite(c["y"])) and np.all(c["y"] < 0)
+    # the points' log-likelihoods are independent stages: -j 2 computes them in worker
+    # processes and writes the same values
+    execute(spec, tmp_path / "b2", quiet=True, render=False, jobs=2)
+    with RunReader(tmp_path / "b2") as r:
+        c2 = r.metrics()["ll_eff"]["rf"]
+        assert list(c2["x"]) == list(c["x"]) and np.array_equal(c2["y"], c["y"])
+        assert r.results()["ll_final/rf"] == res["ll_final/rf"]
 
 
 def test_figure_specs_resolve():
