@@ -243,6 +243,18 @@ def _complete(g: h5py.Group) -> bool:
     return isinstance(ck, h5py.Group) and bool(ck.attrs.get("complete", False))
 
 
+def _stream_groups(streams, prefix: str = ""):
+    """``(name, group)`` of every stream under ``/streams``; names may nest ('label/seg00'): a
+    group that is neither a stream (no checkpoint, no record) is a folder of streams."""
+    for name, g in (streams.items() if isinstance(streams, h5py.Group) else ()):
+        if not isinstance(g, h5py.Group):
+            continue
+        if "_checkpoint" in g or "inputs" in g.attrs:
+            yield prefix + name, g
+        else:
+            yield from _stream_groups(g, f"{prefix}{name}/")
+
+
 def plan(f: h5py.File, spec: dict, live: bool = True) -> Plan:
     """The :class:`Plan` of updating the run file ``f`` to ``spec``.  ``live``: judge code by
     the modules this process loaded (the run command, which loaded the spec's plugins); False
@@ -252,9 +264,7 @@ def plan(f: h5py.File, spec: dict, live: bool = True) -> Plan:
     out = Plan()
     streams = f.get("streams")
     labels_seen = set()
-    for name, g in (streams.items() if isinstance(streams, h5py.Group) else ()):
-        if not isinstance(g, h5py.Group):
-            continue
+    for name, g in _stream_groups(streams):
         rec = read_record(g)
         reasons = stream_reasons(rec, spec, live, out.unchecked)
         if rec is not None and rec.get("label") is not None:

@@ -16,6 +16,7 @@ from mixlab.errors import SpecError
 from mixlab.parallel import available_cores
 from mixlab.spec import load_spec, resolve
 from mixlab.store import RunReader
+from mixlab.update import plan
 
 SPECS = Path(__file__).resolve().parents[2] / "experiments" / "rates_fpcd"
 
@@ -140,6 +141,11 @@ def test_bias_run_exact(tmp_path):
         assert res["ll_method"] == "exact"
         assert list(c["x"]) == [1, 7, 50]
         assert np.all(np.isfinite(c["y"])) and np.all(c["y"] < 0)
+    # its streams nest ('rf/seg00'): each is recorded, so an unchanged spec has nothing stale
+    with h5py.File(tmp_path / "b" / "run.h5", "r") as f:
+        todo = plan(f, spec)
+    assert sorted(todo.keep) == ["rf/seg00", "rf/seg01", "rf/seg02"]
+    assert not (todo.rerun or todo.remove or todo.stages or todo.add), todo
     # the points' log-likelihoods are independent stages: -j 2 computes them in worker
     # processes and writes the same values
     execute(spec, tmp_path / "b2", quiet=True, render=False, jobs=2)
