@@ -377,10 +377,10 @@ def _worker(conn, parent: int, run_dir: Path, name: str, sampler, rng, evaluator
     except KeyboardInterrupt:
         conn.send(("interrupted", None))
     except BaseException as exc:  # noqa: BLE001 - every failure goes to the parent
-        conn.send(("error", _portable(exc, name)))
+        conn.send(("error", _portable(exc, f"stream {name}")))
 
 
-def _portable(exc: BaseException, name: str) -> BaseException:
+def _portable(exc: BaseException, what: str) -> BaseException:
     """``exc`` if it survives pickling, else an exception of the same meaning that does."""
     if isinstance(exc, WriteFailure):
         return _WriteFailureCarrier(str(exc), str(exc.path), exc.errno)
@@ -390,7 +390,7 @@ def _portable(exc: BaseException, name: str) -> BaseException:
         return exc
     except Exception:  # noqa: BLE001 - unpicklable exceptions are common
         text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-        return MixlabError(f"stream {name} failed in its worker process: {text}")
+        return MixlabError(f"{what} failed in its worker process: {text}")
 
 
 class _WriteFailureCarrier(WriteFailure):

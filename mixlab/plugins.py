@@ -77,14 +77,13 @@ class Plugin:
                 "version": self.version, "registered": list(self.registered)}
 
 
-# mixlab's own modules that register experiments, samplers and figures when imported.
-# mixlab's own registering modules, grouped so that a spec imports only what its experiment and
-# its samplers' family need: an experiment "<group>.<name>" (or "<group>") is registered by the
-# modules of BUILTIN_GROUPS[group], a family's samplers by those of BUILTIN_GROUPS[FAMILY_GROUPS[
-# family]], and figures drawn from every run ("*") by the "diagnostics" group. Importing every
-# family costs about 1.5 s of CPU per process, most of it numba, scipy and the kernels, which a
-# toy run never uses. tests/test_plugins_lazy.py checks these tables against what the modules
-# actually register.
+# mixlab's own modules that register experiments, samplers and figures when imported, grouped
+# so that a spec imports only what its experiment and its samplers' family need: an experiment
+# "<group>.<name>" (or "<group>") is registered by the modules of BUILTIN_GROUPS[group], a
+# family's samplers by those of BUILTIN_GROUPS[FAMILY_GROUPS[family]], and the figures drawn from
+# every run ("*") by the "diagnostics" group. Importing every family costs about 1.5 s of CPU per
+# process, most of it numba, scipy and the kernels, which a toy run never uses.
+# tests/foundation/test_builtin_groups.py checks these tables against what the modules register.
 BUILTIN_GROUPS: dict[str, tuple[str, ...]] = {
     "toy": ("mixlab.generic",),
     "diagnostics": ("mixlab.diagnostics.figure",),
@@ -98,6 +97,7 @@ BUILTIN_GROUPS: dict[str, tuple[str, ...]] = {
 FAMILY_GROUPS = {"rbm": "rates_fpcd", "spinglass": "perturb_map", "logistic": "austerity",
                  "mrf": "austerity"}
 PLUGIN_MODULES = tuple(m for group in BUILTIN_GROUPS.values() for m in group)
+
 
 @dataclass
 class BrokenPlugin:
