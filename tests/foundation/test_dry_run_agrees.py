@@ -145,6 +145,11 @@ def test_dry_run_and_the_run_start_agree(spec, tmp_path, stop_at_first_work, mon
         args = ["run", str(spec), *overrides]
         dry = _outcome(runner, [*args, "--dry-run"])
         real = _outcome(runner, [*args, "-o", str(tmp_path / f"r{cases}")])
+        if real[0] == "refused" and real[1] == 1 and "is not installed" in str(real[2]):
+            # the spec's data set is neither installed nor in MIXLAB_DATA_MIRROR: its run
+            # cannot start here, so there is nothing to compare (the dry run does not look for
+            # installed data)
+            pytest.skip(f"{spec.parent.name}/{spec.name}: {real[2][0][:300]}")
         cases += 1
         refused += dry[0] == "refused"
         if dry != real:
