@@ -123,8 +123,8 @@ def get_experiment(name: Any) -> ExperimentKind:
 
 def figures_for(experiment_name: str) -> dict[str, FigureKind]:
     """The figures drawn from a run of ``experiment_name`` (not those drawn from every run)."""
-    plugins.load_for_experiment(experiment_name)
-    return {n: f for n, f in _FIGURES.items() if f.experiment == experiment_name}
+    return {n: f for n, f in figures_of_run(experiment_name).items()
+            if f.experiment == experiment_name}
 
 
 def figures_of_run(experiment_name: str) -> dict[str, FigureKind]:
