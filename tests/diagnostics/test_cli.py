@@ -1,4 +1,8 @@
-"""diagnose, export and compare through the CLI on real (toy) runs, in subprocesses."""
+"""diagnose, export and compare through the CLI on real (toy) runs.
+
+The commands run in this process through click's runner (what they print and their exit codes
+do not depend on a process of their own, and each fresh process would pay ArviZ's import); the
+full-disk case needs a real process for its file size limit and runs in one."""
 
 import json
 import os
@@ -8,17 +12,21 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 
+from mixlab.cli import cli
 from mixlab.store import RunReader
 
 REPO = Path(__file__).resolve().parents[2]
 TOY = REPO / "experiments" / "toy" / "gaussian.yaml"
 
 
-def mixlab(*args, cwd=None):
-    env = dict(os.environ, PYTHONPATH=str(REPO))
-    return subprocess.run([sys.executable, "-m", "mixlab", *map(str, args)], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=300)
+def mixlab(*args):
+    """``mixlab ARGS`` in this process: (returncode, stdout, stderr) as a subprocess gives them."""
+    r = CliRunner().invoke(cli, [str(a) for a in args], prog_name="mixlab")
+    if r.exception is not None and not isinstance(r.exception, SystemExit):
+        raise r.exception  # a bare traceback in a real process: fail with it
+    return subprocess.CompletedProcess(args, r.exit_code, r.stdout, r.stderr)
 
 
 @pytest.fixture(scope="module")
