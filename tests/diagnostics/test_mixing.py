@@ -100,17 +100,18 @@ def test_summaries_are_diagnosed_instead_of_coordinates(tmp_path):
 
 
 def test_one_chain_has_no_rhat_and_the_cli_says_why(tmp_path):
-    import subprocess
-    import sys
+    """The command runs in this process (its table does not depend on a process of its own)."""
+    from click.testing import CliRunner
+
+    from mixlab.cli import cli
 
     d = _run(tmp_path, chains=1, draws=5000)
     with RunReader(d) as run:
         rows = diagnose(run)
     assert all(r.rhat is None for r in rows)
     assert rows[0].ess_bulk == pytest.approx(closed_form(0.5, 1, 5000), rel=0.2)
-    r = subprocess.run([sys.executable, "-m", "mixlab", "diagnose", str(d)],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
+    r = CliRunner().invoke(cli, ["diagnose", str(d)], prog_name="mixlab")
+    assert r.exit_code == 0 and r.exception is None, r.output
     assert "R-hat needs at least 2 chains" in r.stdout
 
 
