@@ -6,12 +6,16 @@ command's first write (or the interpreter's final flush) meets EPIPE every time.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
+
+from mixlab.cli import cli
 
 REPO = Path(__file__).resolve().parents[2]
 TOY = "experiment: toy.gaussian\nname: toy\ndim: 2\nchains: 2\nbudget: {draws: 200}\n"
@@ -21,11 +25,6 @@ def _env() -> dict:
     env = dict(os.environ)
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
     return env
-
-
-def _mixlab(*args: str, cwd: Path, **kw) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "mixlab", *args], cwd=cwd, env=_env(),
-                          capture_output=True, text=True, timeout=120, **kw)
 
 
 def _into_closed_pipe(*args: str, cwd: Path) -> subprocess.CompletedProcess:
@@ -41,12 +40,15 @@ def _into_closed_pipe(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def toy_runs(tmp_path_factory):
-    """A complete run and a two-point sweep of the toy spec."""
+    """A complete run and a two-point sweep of the toy spec, made in this process (they are the
+    commands' input; the commands under test each run in a real process)."""
     d = tmp_path_factory.mktemp("pipes")
     (d / "toy.yaml").write_text(TOY)
-    assert _mixlab("run", "toy.yaml", "--out", "run", "-q", cwd=d).returncode == 0
-    assert _mixlab("sweep", "toy.yaml", "step=0.5,1.0", "--out", "sw", "-q",
-                   cwd=d).returncode == 0
+    with contextlib.chdir(d):
+        for args in (["run", "toy.yaml", "--out", "run", "-q"],
+                     ["sweep", "toy.yaml", "step=0.5,1.0", "--out", "sw", "-q"]):
+            r = CliRunner().invoke(cli, args, prog_name="mixlab")
+            assert r.exit_code == 0 and r.exception is None, r.output
     return d
 
 
