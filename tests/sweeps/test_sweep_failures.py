@@ -106,8 +106,10 @@ def test_write_failure_fails_only_its_point(tmp_path, workers):
     points complete; the same sweep without the limit then finishes only the failed point."""
     (tmp_path / "toy.yaml").write_text("experiment: toy.gaussian\nname: toy\ndim: 2\n"
                                        "chains: 2\nbudget: {draws: 200}\n")
-    args = ["sweep", "toy.yaml", "budget.draws=200,40000,300", "-o", "sw", "-q", "-j", workers]
-    first = _mixlab_limited(args, tmp_path, 300_000)  # the 40,000-draw run needs ~1.6 MB
+    args = ["sweep", "toy.yaml", "budget.draws=200,10000,300", "-o", "sw", "-q", "-j", workers]
+    # the 10,000-draw run's segment needs ~400 kB; the small points' largest file (a figure)
+    # is ~40 kB
+    first = _mixlab_limited(args, tmp_path, 150_000)
     assert first.returncode == 1, first.stderr
     assert "1 of 3 sweep point(s) failed" in first.stderr
     assert "Traceback" not in first.stderr
@@ -120,7 +122,7 @@ def test_write_failure_fails_only_its_point(tmp_path, workers):
     rows = _rows(tmp_path / "sw" / "sweep.csv")
     assert [r["status"] for r in rows] == ["complete"] * 3
     with RunReader(tmp_path / rows[1]["run"]) as run:
-        assert run.status == "complete" and run.results()["draws"] == 40000
+        assert run.status == "complete" and run.results()["draws"] == 10000
 
 
 def test_changed_spec_is_refused_per_point_not_overwritten(tmp_path):
