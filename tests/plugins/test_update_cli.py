@@ -82,6 +82,24 @@ def stream_bytes(run, name):
     return out
 
 
+def run_(*args):
+    """``mixlab run ...`` in a process of its own (each one loads the plugin file as it is
+    then), without figures: this file checks streams, results and messages, not figures."""
+    return run_mixlab("run", *args, "--no-figures")
+
+
+def show(*args):
+    """``mixlab show ...`` in this process: show loads no plugin and opens no file a run
+    names, so it needs no process of its own."""
+    from click.testing import CliRunner
+
+    from mixlab.cli import cli
+
+    r = CliRunner().invoke(cli, ["show", *map(str, args)])
+    assert r.exit_code == 0, r.output
+    return r
+
+
 def streams(run):
     with h5py.File(run / "run.h5", "r") as f:
         return sorted(f["streams"]), dict(f["results"].attrs)
@@ -91,17 +109,17 @@ def test_update_reruns_only_what_changed(tmp_path):
     plugin, spec, out = tmp_path / "scan.py", tmp_path / "s.yaml", tmp_path / "run"
     plugin.write_text(PLUGIN)
     spec.write_text(SPEC.format(extra=METROPOLIS))
-    r = run_mixlab("run", spec, "--out", out, "--quiet")
+    r = run_(spec, "--out", out, "--quiet")
     assert r.returncode == 1 and "stream 'mine' at step 1" in r.stderr, r.stderr
     before = {n: stream_bytes(out, n) for n in ("gibbs", "metropolis")}
 
     plugin.write_text(PLUGIN.replace('raise RuntimeError("boom")  # BUG', "pass"))
-    r = run_mixlab("run", spec, "--out", out, "--quiet")          # refused, and says why
+    r = run_(spec, "--out", out, "--quiet")          # refused, and says why
     assert r.returncode == 1 and "--update" in r.stderr and "rerun 'mine'" in r.stderr, r.stderr
     assert "keeping 2 complete stream(s) as they are (gibbs, metropolis)" in r.stderr, r.stderr
     assert "Traceback" not in r.stderr
 
-    r = run_mixlab("run", spec, "--out", out, "--update")
+    r = run_(spec, "--out", out, "--update")
     assert r.returncode == 0, r.stderr
     assert "update: rerun 'mine' (its sampler's code changed" in r.stderr, r.stderr
     assert "updated and complete" in r.stdout
@@ -111,18 +129,18 @@ def test_update_reruns_only_what_changed(tmp_path):
     assert names == ["gibbs", "metropolis", "mine"]
     assert {"final_error/gibbs", "final_error/metropolis", "final_error/mine"} <= set(results)
 
-    r = run_mixlab("run", spec, "--out", out, "--update")          # nothing left to do
+    r = run_(spec, "--out", out, "--update")          # nothing left to do
     assert r.returncode == 0 and "already complete" in r.stdout, r.stdout + r.stderr
-    r = run_mixlab("show", out, "--json")
+    r = show(out, "--json")
     assert json.loads(r.stdout).get("stale", {}) == {}, r.stdout
 
     # an edit of the plugin makes its stream stale: run says what --update does; show, which
     # opens no file a run names, says the plugin's code was not checked and how to check it
     plugin.write_text(PLUGIN.replace('raise RuntimeError("boom")  # BUG', "pass  # edited"))
-    r = run_mixlab("show", out)
+    r = show(out)
     assert "stale:" not in r.stdout, r.stdout
     assert f"plugin code not checked: {plugin} (show opens no file a run names" in r.stdout
-    r = run_mixlab("run", spec, "--out", out)
+    r = run_(spec, "--out", out)
     assert r.returncode == 0 and "but stale: --update would rerun 'mine'" in r.stdout, r.stdout
     mine_before = stream_bytes(out, "mine")
     before["gibbs"] = stream_bytes(out, "gibbs")
@@ -130,11 +148,11 @@ def test_update_reruns_only_what_changed(tmp_path):
     # one sampler's parameters change, one is removed, one is added: exactly those change
     spec.write_text(SPEC.format(extra="  sw: {method: swendsen_wang}\n").replace(
         "gibbs: {method: gibbs}", "gibbs: {method: gibbs, init: plus}"))
-    r = run_mixlab("run", spec, "--out", out, "--quiet")
+    r = run_(spec, "--out", out, "--quiet")
     assert r.returncode == 1 and "holds a run of a different spec; pass --update to" in r.stderr
     assert "rerun 'gibbs' (samplers.gibbs changed); 'mine' (its sampler's code" in r.stderr
     assert "add 'sw'; remove 'metropolis'" in r.stderr, r.stderr
-    r = run_mixlab("run", spec, "--out", out, "--update", "--quiet")
+    r = run_(spec, "--out", out, "--update", "--quiet")
     assert r.returncode == 0, r.stderr
     names, results = streams(out)
     assert names == ["gibbs", "mine", "sw"]
