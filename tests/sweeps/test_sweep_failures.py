@@ -3,6 +3,7 @@ command exits 1, and running it again runs only the failed point."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import os
 import subprocess
@@ -100,6 +101,16 @@ def _mixlab_limited(args: list[str], cwd: Path, fsize: int | None) -> subprocess
                           capture_output=True, text=True, timeout=240)
 
 
+def _mixlab_here(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    """``mixlab ARGS`` in this process, run from ``cwd`` (a run with no file size limit needs no
+    process of its own)."""
+    with contextlib.chdir(cwd):
+        r = CliRunner().invoke(cli, args, prog_name="mixlab")
+    if r.exception is not None and not isinstance(r.exception, SystemExit):
+        raise r.exception  # a bare traceback in a real process: fail with it
+    return subprocess.CompletedProcess(args, r.exit_code, r.stdout, r.stderr)
+
+
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_write_failure_fails_only_its_point(tmp_path, workers):
     """A point whose run file cannot be written (full disk) is failed with a reason; the small
@@ -116,7 +127,7 @@ def test_write_failure_fails_only_its_point(tmp_path, workers):
     rows = _rows(tmp_path / "sw" / "sweep.csv")
     assert [r["status"] for r in rows] == ["complete", "failed", "complete"], rows
     assert rows[1]["error"] and "\n" not in rows[1]["error"]
-    second = _mixlab_limited(args, tmp_path, None)
+    second = _mixlab_here(args, tmp_path)
     assert second.returncode == 0, second.stderr
     assert "(1 run now, 2 already complete)" in second.stdout
     rows = _rows(tmp_path / "sw" / "sweep.csv")
@@ -152,7 +163,7 @@ def test_sweep_table_write_failure_is_one_message(tmp_path):
     assert "cannot write sw/sweep.yaml" in first.stderr and "Traceback" not in first.stderr
     assert "run the same command again" in first.stderr
     assert not list((tmp_path / "sw").glob(".*tmp*"))  # no stray temporary file
-    second = _mixlab_limited(args, tmp_path, None)
+    second = _mixlab_here(args, tmp_path)
     assert second.returncode == 0, second.stderr
     assert [r["status"] for r in _rows(tmp_path / "sw" / "sweep.csv")] == ["complete"] * 2
 
