@@ -46,3 +46,16 @@ def run_mixlab(*args, env=None, cwd=None, timeout=300):
     return subprocess.run([sys.executable, "-m", "mixlab", *map(str, args)],
                           capture_output=True, text=True, env=env or mixlab_env(), cwd=cwd,
                           timeout=timeout)
+
+
+def show_run(*args):
+    """``mixlab show ARGS`` in this process (a CliRunner result with ``.stdout``): show loads
+    no plugin and opens no file a run names, so it needs no process of its own, and this
+    process has loaded none of the plugin files a test writes."""
+    from click.testing import CliRunner
+
+    from mixlab.cli import cli
+
+    r = CliRunner().invoke(cli, ["show", *map(str, args)])
+    assert r.exit_code == 0, r.output
+    return r

@@ -7,7 +7,7 @@ from pathlib import Path
 import h5py
 import pytest
 
-from .conftest import REPO, mixlab_env, run_mixlab
+from .conftest import REPO, mixlab_env, run_mixlab, show_run
 
 # A one-file plugin with an experiment kind of its own that runs any registered mrf sampler on a
 # 6-variable triplet MRF (the family's target) and records the exact joint's TV: the whole path
@@ -126,13 +126,13 @@ def test_py_plugin_via_spec_runs_and_is_recorded(tmp_path, example_site):
         (tmp_path / "plugs/mine.py").read_bytes()).hexdigest()
     assert any(p["distribution"] == "mixlab-example-samplers" for p in recs)
     assert tv["tv/ref"] < 0.03 and tv["tv/mine"] < 0.03     # 30k draws, 64 states
-    # show reads the run file alone: no plugin is needed
-    r = run_mixlab("show", out, "--json")
-    assert r.returncode == 0 and json.loads(r.stdout)["status"] == "complete"
+    # show reads the run file alone: no plugin is needed (this process loaded none of them)
+    r = show_run(out, "--json")
+    assert json.loads(r.stdout)["status"] == "complete"
     shown = {Path(p["file"]).name: p for p in json.loads(r.stdout)["provenance"]["plugins"]
              if p["file"]}
     assert shown["mine.py"]["sha256"] == by_file["mine.py"]["sha256"]
-    assert "mine.py sha256 " + by_file["mine.py"]["sha256"][:12] in run_mixlab("show", out).stdout
+    assert "mine.py sha256 " + by_file["mine.py"]["sha256"][:12] in show_run(out).stdout
 
 
 def test_py_plugin_via_environment_and_figure(tmp_path, example_site):
@@ -179,20 +179,36 @@ def test_broken_plugin_one_paragraph_exit_1(tmp_path, case):
     assert r.returncode == 1
     err = one_paragraph(r)
     assert str(bad) in err and msg in err, err
-    # installed (MIXLAB_PLUGINS): one warning line, listed as broken with the whole message
-    r = run_mixlab("plugins", env=mixlab_env(MIXLAB_PLUGINS=bad))
-    assert r.returncode == 0, r.stderr
-    [warning] = r.stderr.strip().splitlines()
-    assert warning.startswith("warning: plugin") and str(bad) in warning
-    assert "BROKEN" in r.stdout and msg in r.stdout
     # the same through a spec: named by its key, nothing run
     write(tmp_path / "harness.py", HARNESS)
     spec = write(tmp_path / "s.yaml", SPEC.format(extra=bad.name, method="plugintest-sweep"))
     r = run_mixlab("run", spec, "--out", tmp_path / "run")
     assert r.returncode == 1 and "plugins[1]" in one_paragraph(r)
     assert not (tmp_path / "run").exists()
-    r = run_mixlab("--debug", "plugins", env=mixlab_env(MIXLAB_PLUGINS=bad))
-    assert "Traceback" in r.stderr
+
+
+def test_broken_installed_plugins_each_warn_in_one_line_and_are_listed(tmp_path):
+    """Every case of BROKEN and a missing module installed at once (MIXLAB_PLUGINS): the
+    cases are independent, so one process shows each one's warning line, BROKEN entry with
+    the whole message, and (--debug) traceback."""
+    bad = {case: write(tmp_path / f"bad_{case}.py", code) for case, (code, _) in BROKEN.items()}
+    env = mixlab_env(MIXLAB_PLUGINS=":".join([*map(str, bad.values()), "no_such_module_xyz"]))
+    r = run_mixlab("plugins", env=env)
+    assert r.returncode == 0, r.stderr
+    warnings = r.stderr.strip().splitlines()
+    assert len(warnings) == len(bad) + 1, r.stderr
+    assert all(w.startswith("warning: plugin") for w in warnings), r.stderr
+    for case, path in bad.items():
+        [warning] = [w for w in warnings if str(path) in w]        # one line per plugin
+        assert r.stdout.count(f"{path}  [MIXLAB_PLUGINS]  BROKEN") == 1, r.stdout
+        assert BROKEN[case][1] in r.stdout, (case, r.stdout)
+    [warning] = [w for w in warnings if "no_such_module_xyz" in w]
+    assert "there is no module 'no_such_module_xyz'" in r.stdout
+    assert r.stdout.count("BROKEN") == len(bad) + 1, r.stdout
+    r = run_mixlab("--debug", "plugins", env=env)
+    traces = r.stderr.split("Traceback (most recent call last)")[1:]
+    for case, path in bad.items():
+        assert any(BROKEN[case][1].split(": ")[-1] in t for t in traces), (case, r.stderr)
 
 
 def test_missing_plugin_file_or_module_in_spec_is_a_spec_error(tmp_path):
@@ -204,8 +220,8 @@ def test_missing_plugin_file_or_module_in_spec_is_a_spec_error(tmp_path):
         assert "spec key 'plugins[1]'" in one_paragraph(r)
     r = run_mixlab("plugins", "no_such_module_xyz")
     assert r.returncode == 1 and "there is no module 'no_such_module_xyz'" in one_paragraph(r)
-    r = run_mixlab("plugins", env=mixlab_env(MIXLAB_PLUGINS="no_such_module_xyz"))
-    assert r.returncode == 0 and "there is no module 'no_such_module_xyz'" in r.stdout
+    # installed (MIXLAB_PLUGINS), a missing module is listed as broken: see
+    # test_broken_installed_plugins_each_warn_in_one_line_and_are_listed
 
 
 WRONG_SHAPES = '''
@@ -236,5 +252,4 @@ def test_sampler_with_wrong_step_shapes_fails_the_run_clearly(tmp_path):
     err = one_paragraph(r)
     assert "breaks the sampler contract" in err and "wrong.py" in err
     assert "draw 'samples' has shape (201, 6), expected (chains, ...) with chains = 200" in err
-    r = run_mixlab("show", out, "--json")
-    assert json.loads(r.stdout)["status"] == "failed"
+    assert json.loads(show_run(out, "--json").stdout)["status"] == "failed"

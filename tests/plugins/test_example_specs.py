@@ -5,11 +5,8 @@ results next to the papers' samplers, and in the figure's run file."""
 import json
 
 import pytest
-from click.testing import CliRunner
 
-from mixlab.cli import cli
-
-from .conftest import REPO, mixlab_env, run_mixlab
+from .conftest import REPO, mixlab_env, run_mixlab, show_run
 
 SPECS = REPO / "examples" / "plugin" / "specs"
 
@@ -62,9 +59,7 @@ def test_example_spec_shows_the_plugin_sampler_beside_the_papers(name, tmp_path,
     assert r.returncode == 0, r.stderr
     # the run needs a real process (the plugin is an installed entry point); show reads the
     # finished run file and needs none
-    shown = CliRunner().invoke(cli, ["show", str(out), "--json"])
-    assert shown.exit_code == 0, shown.output
-    shown = json.loads(shown.stdout)
+    shown = json.loads(show_run(out, "--json").stdout)
     assert shown["status"] == "complete"
     for s in series:
         assert isinstance(shown["results"][key.format(s)], float), (key.format(s), shown)

@@ -10,7 +10,7 @@ import h5py
 
 from mixlab.segments import SEGMENT_DIR, stream_id
 
-from .conftest import run_mixlab
+from .conftest import run_mixlab, show_run
 
 PLUGIN = '''
 import numpy as np
@@ -88,18 +88,6 @@ def run_(*args):
     return run_mixlab("run", *args, "--no-figures")
 
 
-def show(*args):
-    """``mixlab show ...`` in this process: show loads no plugin and opens no file a run
-    names, so it needs no process of its own."""
-    from click.testing import CliRunner
-
-    from mixlab.cli import cli
-
-    r = CliRunner().invoke(cli, ["show", *map(str, args)])
-    assert r.exit_code == 0, r.output
-    return r
-
-
 def streams(run):
     with h5py.File(run / "run.h5", "r") as f:
         return sorted(f["streams"]), dict(f["results"].attrs)
@@ -131,13 +119,13 @@ def test_update_reruns_only_what_changed(tmp_path):
 
     r = run_(spec, "--out", out, "--update")          # nothing left to do
     assert r.returncode == 0 and "already complete" in r.stdout, r.stdout + r.stderr
-    r = show(out, "--json")
+    r = show_run(out, "--json")
     assert json.loads(r.stdout).get("stale", {}) == {}, r.stdout
 
     # an edit of the plugin makes its stream stale: run says what --update does; show, which
     # opens no file a run names, says the plugin's code was not checked and how to check it
     plugin.write_text(PLUGIN.replace('raise RuntimeError("boom")  # BUG', "pass  # edited"))
-    r = show(out)
+    r = show_run(out)
     assert "stale:" not in r.stdout, r.stdout
     assert f"plugin code not checked: {plugin} (show opens no file a run names" in r.stdout
     r = run_(spec, "--out", out)
