@@ -9,6 +9,7 @@ from mixlab.builtin_specs import resolve_spec
 from mixlab.league.league import _start_method, run_league
 from mixlab.league.report import WORK_COLUMNS
 from mixlab.spec import load_spec
+from tests.league.conftest import no_league_figure
 
 #: columns that depend only on the draws (the equal-work ones, the ESS of the equal-work
 #: streams, the stated error)
@@ -23,14 +24,16 @@ def _table(out):
 
 @pytest.fixture(scope="module")
 def one_process(tmp_path_factory):
-    """The league run in this process: its spec and its directory."""
+    """The league run in this process (the reference table: no figure): its spec and its
+    directory. The time streams are short: only the draw-determined columns are compared."""
     tmp = tmp_path_factory.mktemp("league-workers")
     mp = pytest.MonkeyPatch()
     mp.setenv("MIXLAB_DATA_DIR", str(tmp / "data"))
     spec = load_spec(resolve_spec("league/spinglass"), scale="quick", overrides=[
         "targets=[attractive-c0.5,mixed-c1.5]", "only_samplers=[gibbs,metropolis]",
-        "seeds=2", "chains=4", "seconds=0.1", "work=4e4", "block=10"])
-    _, entries = run_league(spec, tmp / "one", workers=1)
+        "seeds=2", "chains=4", "seconds=0.03", "work=4e4", "block=10"])
+    with no_league_figure():
+        _, entries = run_league(spec, tmp / "one", workers=1)
     assert [e.status for e in entries] == ["complete"] * 4
     yield spec, tmp / "one"
     mp.undo()
@@ -46,9 +49,12 @@ def test_forked_workers_give_the_one_process_table(one_process, tmp_path):
 
 
 def test_a_dask_cluster_gives_the_one_process_table(one_process, tmp_path):
+    """One worker process: the cells run away from this process, through the portable (tar)
+    path; two workers sharing a sweep, and one of them killed, are
+    tests/sweeps/test_sweep_dask.py's."""
     distributed = pytest.importorskip("dask.distributed")
     spec, one = one_process
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster:
         text, cells = run_league(spec, tmp_path / "dask", scheduler=cluster.scheduler_address)
         address = cluster.scheduler_address
