@@ -1,6 +1,7 @@
 """Runs survive anything: SIGKILL at any instant, a second writer, a full disk, a hostile file.
 
-Every test drives the real CLI in a subprocess (``python -m mixlab``), as a user's shell would.
+Every test drives the real CLI in a subprocess (``python -m mixlab``), as a user's shell would;
+the uninterrupted runs whose bytes a resumed run must give are references, made in this process.
 """
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from __future__ import annotations
 import os
 import pickle
 import resource
+import shutil
 import signal
 import subprocess
 import sys
@@ -39,6 +41,16 @@ def mixlab(*args, cwd=None, env=None, limit_bytes=None, timeout=120):
                           capture_output=True, text=True, timeout=timeout,
                           env={**os.environ, **(env or {})},
                           preexec_fn=limit if limit_bytes else None)
+
+
+def reference_run(*args) -> None:
+    """``mixlab run ARGS`` in this process: an uninterrupted run, the reference for the bytes."""
+    from click.testing import CliRunner
+
+    from mixlab.cli import cli
+
+    r = CliRunner().invoke(cli, _argv(args)[3:], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
 
 
 def start(*args, env=None):
@@ -75,8 +87,7 @@ TOY_ARGS = ("budget.draws=30000", "block=200", "dim=3")
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory):
     out = tmp_path_factory.mktemp("ref") / "run"
-    r = mixlab("run", TOY, *TOY_ARGS, "--out", out, "-q")
-    assert r.returncode == 0, r.stderr
+    reference_run("run", TOY, *TOY_ARGS, "--out", out, "-q")
     return streams(out)
 
 
@@ -117,12 +128,16 @@ def test_second_writer_is_refused_with_the_live_pid(tmp_path):
                   env={"MIXLAB_CHECKPOINT_SECONDS": "0.2"})
     try:
         wait_for(lambda: (out / "run.h5").exists())
+        # stopped while the second writers are refused: a stopped writer still holds its lock
+        # and spends no CPU; it writes again while show and plot read the file
+        first.send_signal(signal.SIGSTOP)
         for extra in ((), ("--force",)):
             r = mixlab("run", TOY, "budget.draws=null", "budget.seconds=60", "--out", out,
                        *extra)
             assert r.returncode == 1
             assert f"being written by pid {first.pid} since" in r.stderr, r.stderr
             assert "--force" not in r.stderr and "Traceback" not in r.stderr
+        first.send_signal(signal.SIGCONT)
         shown = mixlab("show", out)
         assert shown.returncode == 0 and f"running (pid {first.pid}" in shown.stdout
         assert mixlab("show", out, "--json").returncode == 0
@@ -133,6 +148,15 @@ def test_second_writer_is_refused_with_the_live_pid(tmp_path):
     shown = mixlab("show", out)
     assert f"interrupted (its writer, pid {first.pid}" in shown.stdout
     assert (out / "run.h5").exists() and (out / "segments").exists()  # the refusals kept it all
+
+
+def checkpointed(run_dir: Path) -> bool:
+    """The run's file holds a checkpoint of its stream (False while it cannot be read yet)."""
+    try:
+        with h5py.File(run_dir / "run.h5", "r") as f:
+            return f["streams/rwm/_checkpoint"].attrs["count"] > 0
+    except (OSError, KeyError):
+        return False
 
 
 class _Payload:
@@ -154,8 +178,11 @@ def test_planted_pickles_are_never_run(tmp_path):
     p = start("run", TOY, *TOY_ARGS, "--out", out, "-q", env=env)
     wait_for(lambda: (out / "run.h5").exists())
     time.sleep(0.5)
+    wait_for(lambda: checkpointed(out))
     p.send_signal(signal.SIGKILL)
     p.wait(timeout=30)
+    out2 = tmp_path / "run2"  # a second interrupted run, for the attack on the evaluators' state
+    shutil.copytree(out, out2)
     blob = np.void(pickle.dumps(_Payload(marker)))
     with h5py.File(out / "run.h5", "r+") as f:
         groups = [f]
@@ -170,12 +197,6 @@ def test_planted_pickles_are_never_run(tmp_path):
     assert not marker.exists()
 
     # the old attack: the evaluators' state replaced by a pickle
-    out2 = tmp_path / "run2"
-    p = start("run", TOY, *TOY_ARGS, "--out", out2, "-q", env=env)
-    wait_for(lambda: (out2 / "run.h5").exists())
-    time.sleep(0.5)
-    p.send_signal(signal.SIGKILL)
-    p.wait(timeout=30)
     with h5py.File(out2 / "run.h5", "r+") as f:
         ck = f["streams/rwm/_checkpoint"]
         del ck["evaluators"]
@@ -210,8 +231,7 @@ def test_full_disk_ends_cleanly_and_resumes_to_the_same_bytes(limit_kib, checkpo
     r = mixlab(*args, env=env)
     assert r.returncode == 0, r.stderr
     whole = tmp_path / "whole"
-    r = mixlab("run", TOY, f"budget.draws={draws}", f"block={block}", "--out", whole, "-q")
-    assert r.returncode == 0
+    reference_run("run", TOY, f"budget.draws={draws}", f"block={block}", "--out", whole, "-q")
     assert streams(tmp_path / "run") == streams(whole)
 
 
