@@ -134,7 +134,8 @@ def test_bias_run_exact(tmp_path):
         "samplers": {"rf": {"method": "rates-fpcd", "eps_f": 0.01}},
         "budget": {"draws": 50}, "ll": {"points": 3},
     })
-    execute(spec, tmp_path / "b", quiet=True)
+    # no figures: tests/foundation/test_figure_axes.py draws rates_fpcd.bias from such a run
+    execute(spec, tmp_path / "b", quiet=True, render=False)
     with RunReader(tmp_path / "b") as r:
         res = r.results()
         c = r.metrics()["ll_eff"]["rf"]
