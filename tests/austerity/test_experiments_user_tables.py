@@ -121,15 +121,22 @@ hmc: {chains: 2, burn_in: 50, samples: 400, step_size: 0.4, n_leapfrog: 10, keep
 """
 
 
-def test_user_csv_end_to_end_through_the_cli(tmp_path):
+def test_user_csv_end_to_end_through_the_cli(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from mixlab.cli import cli
+
     X, y = _table(np.random.default_rng(4), n=300)
     _write_csv(tmp_path / "table.csv", X, y)
     (tmp_path / "spec.yaml").write_text(SPEC)
     env = {"MIXLAB_DATA_DIR": str(tmp_path / "cache")}
-    run = _cli(["run", "-q", "spec.yaml", "--out", "out"], tmp_path, env)
-    assert run.returncode == 0, run.stderr
-    show = _cli(["show", "--json", "out"], tmp_path, env)
-    assert show.returncode == 0, show.stderr
+    # the run and show in this process (the CLI's code, no process start-up); the refusals
+    # below are real processes: their exit codes and stderr are what a shell sees
+    monkeypatch.chdir(tmp_path)
+    run = CliRunner().invoke(cli, ["run", "-q", "spec.yaml", "--out", "out"], env=env)
+    assert run.exit_code == 0, run.output
+    show = CliRunner().invoke(cli, ["show", "--json", "out"], env=env)
+    assert show.exit_code == 0, show.output
     res = json.loads(show.stdout)["results"]
     cols = res["data/columns"]                  # a list of strings is stored as JSON text
     assert (json.loads(cols) if isinstance(cols, str) else cols) == ["a", "b", "c", "bias"]
