@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -32,20 +33,37 @@ def mixlab(*args, cwd):
                           capture_output=True, text=True, timeout=300)
 
 
+def mixlab_here(*args, cwd, monkeypatch):
+    """``mixlab *args`` through the CLI in this process (no process start-up), for the
+    commands whose success is what is checked; refusals run as real processes (above)."""
+    from click.testing import CliRunner
+
+    from mixlab.cli import cli
+
+    monkeypatch.chdir(cwd)
+    out = CliRunner().invoke(cli, [*map(str, args)])
+    err = out.stderr
+    if out.exception is not None and not isinstance(out.exception, SystemExit):
+        err += repr(out.exception)
+    return SimpleNamespace(returncode=out.exit_code, stdout=out.stdout, stderr=err)
+
+
 def write_spec(tmp_path, file, map_="auto"):
     p = tmp_path / "s.yaml"
     p.write_text(SPEC.format(file=file, map=map_))
     return p
 
 
-def test_mixed_couplings_end_to_end_with_exact_log_z(tmp_path):
+def test_mixed_couplings_end_to_end_with_exact_log_z(tmp_path, monkeypatch):
     model = random_spin_glass(4, 4, 1.0, 1.5, mixed=True, rng=np.random.default_rng(7))
     assert (model.right < 0).any() and (model.down > 0).any()
     save_npz(tmp_path / "grid.npz", model)
-    r = mixlab("run", write_spec(tmp_path, "grid.npz"), "--out", "run", "-q", "--no-figures",
-               cwd=tmp_path)
+    r = mixlab_here("run", write_spec(tmp_path, "grid.npz"), "--out", "run", "-q",
+                    "--no-figures", cwd=tmp_path, monkeypatch=monkeypatch)
     assert r.returncode == 0, r.stderr
-    shown = json.loads(mixlab("show", "run", "--json", cwd=tmp_path).stdout)
+    shown = mixlab_here("show", "run", "--json", cwd=tmp_path, monkeypatch=monkeypatch)
+    assert shown.returncode == 0, shown.stderr
+    shown = json.loads(shown.stdout)
     res = shown["results"]
     log_z, marg_bf = brute_force(model)                 # all 2^16 states
     assert res["log_z_exact"] == pytest.approx(log_z, abs=1e-9)
@@ -117,15 +135,17 @@ baselines: [bethe_bp, trw]
 """
 
 
-def test_bounds_on_a_list_of_files(tmp_path):
+def test_bounds_on_a_list_of_files(tmp_path, monkeypatch):
     a = random_spin_glass(3, 4, 1.0, 1.0, rng=np.random.default_rng(1))
     b = random_spin_glass(4, 3, 1.0, 2.0, mixed=True, rng=np.random.default_rng(2))
     save_npz(tmp_path / "a.npz", a)
     save_npz(tmp_path / "b.npz", b)
     (tmp_path / "s.yaml").write_text(BOUNDS.format(files="a.npz, b.npz"))
-    r = mixlab("run", "s.yaml", "--out", "run", "-q", cwd=tmp_path)
+    r = mixlab_here("run", "s.yaml", "--out", "run", "-q", cwd=tmp_path, monkeypatch=monkeypatch)
     assert r.returncode == 0, r.stderr
-    res = json.loads(mixlab("show", "run", "--json", cwd=tmp_path).stdout)["results"]
+    shown = mixlab_here("show", "run", "--json", cwd=tmp_path, monkeypatch=monkeypatch)
+    assert shown.returncode == 0, shown.stderr
+    res = json.loads(shown.stdout)["results"]
     for label, model in (("a", a), ("b", b)):
         log_z = brute_force(model)[0]
         assert res[f"log_z_exact/{label}"] == pytest.approx(log_z, abs=1e-9)
