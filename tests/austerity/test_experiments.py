@@ -110,7 +110,7 @@ def _title(run, name):
 def test_fig3_fig4_tiny_and_truth_cache(tmp_path):
     _need("mnist-5k")
     over = ["data.name=mnist-5k", "eps=[0.0,0.1]", "chains=2", "m=100", "sigma=0.05"] + HMC_TINY
-    spec = load_spec(SPECS / "fig3.yaml", overrides=over + ["seconds=0.5"])
+    spec = load_spec(SPECS / "fig3.yaml", overrides=over + ["seconds=0.25"])
     run_dir, _ = execute(spec, tmp_path / "f3", quiet=True, render=False)
     with RunReader(run_dir) as run:
         r = run.results()
@@ -123,7 +123,7 @@ def test_fig3_fig4_tiny_and_truth_cache(tmp_path):
     from mixlab.austerity.target_logistic import truth_cache_dir
     cached = list(truth_cache_dir().glob("*.npz"))
     assert cached                                            # shared with the next run
-    spec = load_spec(SPECS / "fig4.yaml", overrides=over + ["times=[0.2,0.4]"])
+    spec = load_spec(SPECS / "fig4.yaml", overrides=over + ["times=[0.1,0.2]"])
     run_dir, _ = execute(spec, tmp_path / "f4", quiet=True, render=False)
     with RunReader(run_dir) as run:
         var = run.stage("hmc_truth")["var"]          # the cache may hold other runs' truths too
@@ -136,7 +136,7 @@ def test_fig3_fig4_tiny_and_truth_cache(tmp_path):
 def test_fig5_tiny(tmp_path):
     _need("kdd99")
     spec = load_spec(SPECS / "fig5.yaml", overrides=[
-        "data.subsample=3000", "eps=[0.1]", "chains=2", "seconds=0.5", "m=200", "batch=100",
+        "data.subsample=3000", "eps=[0.1]", "chains=2", "seconds=0.25", "m=200", "batch=100",
         "step_size=1e-5"] + HMC_TINY)
     run_dir, _ = execute(spec, tmp_path / "f5", quiet=True, render=False)
     with RunReader(run_dir) as run:
