@@ -116,9 +116,9 @@ def test_fig1_left_and_middle_tiny_with_certified_probable_bounds(tmp_path):
         return d
 
     # every baseline but NTRW: the assertions are on the probable bound, and NTRW (seconds per
-    # 4x4 model at c = 2) is checked against enumeration in test_variational.py, run inside
-    # this experiment by test_stages_under_jobs.py and drawn in this figure by
-    # tests/foundation/test_figure_axes.py
+    # 4x4 model at c = 2) is checked against enumeration in test_variational.py and run inside
+    # this experiment by test_stages_under_jobs.py; the figure draws its curve in the same loop
+    # as the other baselines'
     d = run("fig1_left", ["grid.rows=4", "grid.cols=4", "couplings=[0.5,2.0]", "models=2",
                           "perturbations=4", "copies=500", "probable_draws=2",
                           "baselines=[structured_mean_field,bethe_bp,trw,mean_field]"])
