@@ -16,6 +16,11 @@ REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "plugin"
 
 
+#: the mark of every test that uses ``example_site``: under ``--dist loadgroup`` they share a
+#: worker, so the package is built and installed once rather than once per worker
+ON_EXAMPLE_SITE = pytest.mark.xdist_group("example-plugin-site")
+
+
 @pytest.fixture(scope="session")
 def example_site(tmp_path_factory):
     target = tmp_path_factory.mktemp("example-plugin-site")

@@ -7,7 +7,7 @@ from pathlib import Path
 import h5py
 import pytest
 
-from .conftest import REPO, mixlab_env, run_mixlab, show_run
+from .conftest import ON_EXAMPLE_SITE, REPO, mixlab_env, run_mixlab, show_run
 
 # A one-file plugin with an experiment kind of its own that runs any registered mrf sampler on a
 # 6-variable triplet MRF (the family's target) and records the exact joint's TV: the whole path
@@ -85,6 +85,7 @@ def one_paragraph(r):
     return err
 
 
+@ON_EXAMPLE_SITE
 def test_mixlab_plugins_lists_the_installed_example(example_site):
     r = run_mixlab("plugins", "--json", env=mixlab_env(example_site))
     assert r.returncode == 0, r.stderr
@@ -103,6 +104,7 @@ def test_mixlab_plugins_lists_the_installed_example(example_site):
     assert "block            = 2" in text
 
 
+@ON_EXAMPLE_SITE
 def test_py_plugin_via_spec_runs_and_is_recorded(tmp_path, example_site):
     write(tmp_path / "harness.py", HARNESS)
     (tmp_path / "plugs").mkdir()
@@ -135,6 +137,7 @@ def test_py_plugin_via_spec_runs_and_is_recorded(tmp_path, example_site):
     assert "mine.py sha256 " + by_file["mine.py"]["sha256"][:12] in show_run(out).stdout
 
 
+@ON_EXAMPLE_SITE
 def test_py_plugin_via_environment_and_figure(tmp_path, example_site):
     harness = write(tmp_path / "harness.py", HARNESS)
     spec = write(tmp_path / "s.yaml", SPEC.replace("plugins: [./harness.py, {extra}]\n", "")

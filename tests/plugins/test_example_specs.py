@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from .conftest import REPO, mixlab_env, run_mixlab, show_run
+from .conftest import ON_EXAMPLE_SITE, REPO, mixlab_env, run_mixlab, show_run
 
 SPECS = REPO / "examples" / "plugin" / "specs"
 
@@ -48,6 +48,7 @@ def _need_data(name):
         pytest.skip(f"no data set for examples/plugin/specs/{name}.yaml: {'; '.join(reasons)}")
 
 
+@ON_EXAMPLE_SITE
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_example_spec_shows_the_plugin_sampler_beside_the_papers(name, tmp_path,
                                                                  example_site):
