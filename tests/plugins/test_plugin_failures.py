@@ -11,7 +11,7 @@ from mixlab import plugins, registry
 from mixlab.cli import cli
 from mixlab.store import RunReader
 
-from .conftest import mixlab_env, run_mixlab
+from .conftest import mixlab_env, run_mixlab, show_run
 
 HARNESS = '''
 import numpy as np
@@ -167,7 +167,7 @@ def test_step_failure_through_the_cli_subprocess(tmp_path):
     text = paragraph(r)
     assert f"from plugin {tmp_path / 'bad.py'}" in text and "stream 'mine' at step 3" in text
     assert "RuntimeError: boom" in text and r.stdout == ""
-    r = run_mixlab("show", out, "--json")
+    r = show_run(out, "--json")          # show loads no plugin: no process of its own
     assert '"status": "failed"' in r.stdout
     r = run_mixlab("--debug", "run", spec, "--out", out, "--quiet", "--force")
     assert r.returncode == 1 and "Traceback" in r.stderr and "RuntimeError: boom" in r.stderr
