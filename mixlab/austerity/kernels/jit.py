@@ -24,3 +24,6 @@ TILE = 32                          # rows per column tile (a literal trip count:
 _U = np.uint64                     # unsigned indices: no negative-index wraparound in the loops
 
 _F = np.float32
+# a loop counter passed to a compiled callee starts at _ZERO, not at 0: from a literal 0, numba
+# would also compile the callee for the type Literal[int](0) while it infers the loop's types
+_ZERO = np.int64(0)

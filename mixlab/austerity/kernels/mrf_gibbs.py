@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .jit import _JIT, _JIT_DOT
+from .jit import _JIT, _JIT_DOT, _ZERO
 from .look import _look
 from .orders import _chain_state, _shuffle_next, _unshuffle
 
@@ -83,7 +83,7 @@ def mrf_sweep_approx(delta, pj, pk, Q, h, X, mu0, m, tcrit2, seed, n_out, p_out,
             state = _chain_state(seed, b * D + i)
             total = 0.0
             m2 = 0.0
-            n = 0
+            n = _ZERO
             k = 0
             while True:
                 bb = min(m, N - n)
@@ -164,7 +164,7 @@ def mrf_sweep_approx_blocks(ds, pjs, pks, bsize, Q, h, X, mu0, mb, tcrit2, seed,
             total = 0.0
             m2 = 0.0
             raw = 0.0
-            n = 0
+            n = _ZERO
             rows = 0
             k = 0
             while True:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .jit import _JIT
+from .jit import _JIT, _ZERO
 from .prefetch import prefetch
 
 __all__ = ["minibatch_orders", "minibatch_rows"]
@@ -90,8 +90,9 @@ def minibatch_rows(seed, C, N, b, perm, swaps):
     Scratch: perm (N,) int64 = arange(N) (left so), swaps (N,) int64."""
     out = np.empty((C, b), np.int64)
     for c in range(C):
-        _shuffle_next(_chain_state(seed, c), perm, swaps, 0, b)
-        out[c, :] = perm[:b]
+        _shuffle_next(_chain_state(seed, c), perm, swaps, _ZERO, b)
+        for j in range(b):             # a loop, not a slice copy: no shape-check code
+            out[c, j] = perm[j]
         _unshuffle(perm, swaps, b)
     return out
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .jit import _JIT, TILE
+from .jit import _JIT, _ZERO, TILE
 from .look import _look
 from .orders import _chain_state, _shuffle_next, _unshuffle
 from .products import _pad32, _sum64, _tile_dots, _tile_dots2
@@ -16,13 +16,20 @@ __all__ = ["seqtest_logistic_blocks", "seqtest_logistic_blocks_shared"]
 
 
 @njit(**_JIT)
+def _copy_row(a, c, x):
+    """a[c, :] = x, as a loop (a slice copy compiles numba's shape-mismatch message code)."""
+    for k in range(x.size):
+        a[c, k] = x[k]
+
+
+@njit(**_JIT)
 def _cache_version(cache_theta, version, c, th):
     """The cache version of chain c at state th: a new one (the cache emptied) unless the cache
     was filled at th (cache_theta[c] == th)."""
     for k in range(th.size):
         if cache_theta[c, k] != th[k]:
             version[c] += 1
-            cache_theta[c, :] = th
+            _copy_row(cache_theta, c, th)
             break
     return version[c]
 
@@ -42,8 +49,8 @@ def _read_minibatch(Xt, Dp, N, bsize, perm, n, bb, tn, to, stamp, ver, cache, sc
     zn, ln, zo, lo, sn, eb, pb, ht, ho, mt, mo, mo2 = bufs
     T = -(-bsize // TILE)
     Bp = T * TILE
-    nh = 0
-    nm = 0
+    nh = _ZERO
+    nm = _ZERO
     for j in range(bb):              # tiles of the cached / uncached blocks (branch-free: the
         blk = perm[n + j]            # hit or miss of a block is a coin flip to the predictor)
         hit = np.int64(stamp[blk] == ver)
@@ -147,7 +154,7 @@ def seqtest_logistic_blocks(Xt, Dp, N, bsize, th_new, th_old, mu0, mb, tcrit2, s
         total = 0.0
         m2 = 0.0
         raw = 0.0                                      # Σ l_i over the rows read
-        n = 0
+        n = _ZERO
         rows = 0
         k = 0
         while True:
@@ -166,7 +173,7 @@ def seqtest_logistic_blocks(Xt, Dp, N, bsize, th_new, th_old, mu0, mb, tcrit2, s
             k += 1
         if acc:                                        # the cache moves to θ'
             version[c] = ver + 1
-            cache_theta[c, :] = tn
+            _copy_row(cache_theta, c, tn)
             _cache_accepted(perm, n, bufs[4], cache[c], stamp[c], ver + 1)
         accept[c] = acc
         n_used[c] = rows
@@ -204,7 +211,7 @@ def seqtest_logistic_blocks_shared(Xt, Dp, N, bsize, th_new, th_old, mu0, mb, tc
         ver[c] = _cache_version(cache_theta, version, c, th_old[c])
     state = _chain_state(seed, 0)
     na = C
-    n = 0
+    n = _ZERO
     k = 0
     while na > 0:
         bb = min(mb, K - n)
@@ -237,7 +244,7 @@ def seqtest_logistic_blocks_shared(Xt, Dp, N, bsize, th_new, th_old, mu0, mb, tc
     for c in range(C):                                 # accepted chains: the cache moves to θ'
         if accept[c]:
             version[c] = ver[c] + 1
-            cache_theta[c, :] = th_new[c]
+            _copy_row(cache_theta, c, th_new[c])
             _cache_accepted(perm, nblk[c], bufs[c][4], cache[c], stamp[c], ver[c] + 1)
     _unshuffle(perm, swaps, n)
     return accept

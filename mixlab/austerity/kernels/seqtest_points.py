@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .jit import _CHUNK, _JIT
+from .jit import _CHUNK, _JIT, _ZERO
 from .look import _look
 from .orders import _chain_state, _shuffle_next, _unshuffle
 from .products import _dots2, _pad32
@@ -48,7 +48,7 @@ def seqtest_logistic(Xs, th_new, th_old, mu0, m, tcrit2, seed, accept, n_used, m
         tn, to = th_new[c], th_old[c]
         total = 0.0
         m2 = 0.0
-        n = 0
+        n = _ZERO
         k = 0
         while True:
             b = min(m, N - n)
