@@ -298,7 +298,8 @@ def _sw_sweep(x, cols, sign, pbond, field, u, samples, changed, labels):
             samples[k, i] = v > 0
         changed[k] = flips
         if labels.shape[0]:
-            labels[k, :] = par
+            for i in range(n):      # a loop: a slice copy compiles numba's shape-check message
+                labels[k, i] = par[i]
 
 
 class SwendsenWang:
