@@ -163,7 +163,10 @@ def test_export_on_a_full_disk_is_one_message_and_leaves_nothing(runs, tmp_path)
     out.mkdir()
     r = subprocess.run([sys.executable, "-m", "mixlab", "export", str(runs / "seed1"),
                         "--format", "zarr", "-o", str(out / "toy.zarr")],
-                       env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True,
+                       # no bytecode: a .pyc written under the limit would be cut short and
+                       # cached, and every later import of that module would fail
+                       env=dict(os.environ, PYTHONPATH=str(REPO), PYTHONDONTWRITEBYTECODE="1"),
+                       capture_output=True,
                        text=True, timeout=300, preexec_fn=limit)
     assert r.returncode == 1, r.stderr
     assert "file size limit was reached" in r.stderr and "nothing was written" in r.stderr

@@ -37,9 +37,12 @@ def mixlab(*args, cwd=None, env=None, limit_bytes=None, timeout=120):
     def limit():
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit_bytes, limit_bytes))
 
+    # under the limit, no bytecode: CPython would cache a .pyc cut short at the limit (its
+    # partial write goes unchecked), and every later import of that module would fail
+    bytecode = {"PYTHONDONTWRITEBYTECODE": "1"} if limit_bytes else {}
     return subprocess.run(_argv(args), cwd=cwd,
                           capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, **(env or {})},
+                          env={**os.environ, **(env or {}), **bytecode},
                           preexec_fn=limit if limit_bytes else None)
 
 

@@ -47,6 +47,9 @@ def run_cell(runner, cli, cell: dict, token: str) -> dict:
     before = tree_state(cell["watch"]) if cell.get("watch") else {}
     hard = resource.getrlimit(resource.RLIMIT_FSIZE)[1]
     if cell.get("fsize"):
+        # no bytecode under the limit: CPython would cache a .pyc cut short at it (its partial
+        # write goes unchecked), and every later import of that module would fail
+        sys.dont_write_bytecode = True
         resource.setrlimit(resource.RLIMIT_FSIZE, (cell["fsize"], hard))
     signal.alarm(SECONDS)
     t0, cpu0 = time.monotonic(), time.process_time()

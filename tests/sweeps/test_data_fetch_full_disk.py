@@ -18,9 +18,12 @@ REPO = Path(__file__).resolve().parents[2]
 MIRROR = os.environ.get("MIXLAB_DATA_MIRROR")
 USPS_MD5 = "355df6b942eb766252e0340bc019b0b9"
 
+# under the limit, no bytecode: CPython would cache a .pyc cut short at the limit (its partial
+# write goes unchecked), and every later import of that module would fail
 PRELUDE = ("import resource, sys\n"
            "lim = int(sys.argv.pop(1))\n"
            "if lim > 0:\n"
+           "    sys.dont_write_bytecode = True\n"
            "    resource.setrlimit(resource.RLIMIT_FSIZE, (lim, lim))\n")
 
 

@@ -92,6 +92,7 @@ def _mixlab_limited(args: list[str], cwd: Path, fsize: int | None) -> subprocess
     code = ("import resource, sys\n"
             f"lim = {fsize!r}\n"
             "if lim is not None:\n"
+            "    sys.dont_write_bytecode = True\n"   # a .pyc cut short at the limit is cached
             "    resource.setrlimit(resource.RLIMIT_FSIZE, (lim, lim))\n"
             "from mixlab.cli import main\n"
             "sys.argv = ['mixlab'] + sys.argv[1:]\n"
