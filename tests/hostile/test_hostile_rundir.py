@@ -4,7 +4,7 @@ every hostile variant of a real run directory (tests/hostile/variants.py), ends 
 output, no file outside is created, changed or deleted, no command runs past 30 s, and every
 command stays under a 2 GB address-space limit (``ulimit -v 2000000``).
 
-The commands run in three worker processes (tests/hostile/worker.py) under RLIMIT_AS, in
+The commands run in two worker processes (tests/hostile/worker.py) under RLIMIT_AS, in
 parallel; each cell's outcome is checked by its own test, and the table of outcomes is written
 to ``$MIXLAB_HOSTILE_TABLE`` when that is set.
 """
