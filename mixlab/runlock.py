@@ -25,6 +25,7 @@ from . import confined
 from .errors import MixlabError
 
 LOCK_NAME = "writer.lock"
+_DESCRIPTION_BYTES = 1024     # the lock file's JSON, padded with spaces to this width
 
 
 class RunLocked(MixlabError):
@@ -85,9 +86,12 @@ class RunLock:
         info = {"pid": os.getpid(), "host": socket.gethostname(),
                 "since": _dt.datetime.now().isoformat(timespec="seconds"),
                 "command": " ".join(sys.argv)[:500]}
+        # one write of a fixed width, then the length: a writer killed in between leaves the
+        # previous description or this one (JSON ignores the padding), never an empty file
+        data = json.dumps(info).encode().ljust(_DESCRIPTION_BYTES)
         try:
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, json.dumps(info).encode(), 0)
+            os.pwrite(fd, data, 0)
+            os.ftruncate(fd, len(data))
         except OSError:
             pass  # the lock holds without its description (e.g. on a full disk)
         return cls(run_dir, fd)
