@@ -183,8 +183,6 @@ def test_planted_pickles_are_never_run(tmp_path):
     marker = tmp_path / "PWNED"
     env = {"MIXLAB_CHECKPOINT_SECONDS": "0"}
     p = start("run", TOY, *TOY_ARGS, "--out", out, "-q", env=env)
-    wait_for(lambda: (out / "run.h5").exists())
-    time.sleep(0.5)
     wait_for(lambda: checkpointed(out))
     p.send_signal(signal.SIGKILL)
     p.wait(timeout=30)
