@@ -92,6 +92,66 @@ def test_uniform_order_is_a_permutation_and_first_batch_is_uniform():
     assert chi2 < 27.9                          # chi2_9 0.999 quantile
 
 
+
+class _NumpyOrder(UniformOrder):
+    """UniformOrder with its chunks drawn by a plain numpy rendering of the same rule (stable
+    argsort to find first occurrences, boolean masks for the unused indices)."""
+
+    def _extend(self, rows, target):
+        N, rng, L = self.N, self.rng, self.seq.shape[1]
+        k = rows.size
+        if 4 * target > N:
+            unused = np.nonzero(~self.used[rows])[1].reshape(k, N - L)
+            seq = np.zeros((self.K, N), dtype=np.int64)
+            seq[:, :L] = self.seq
+            seq[rows, L:] = rng.permuted(unused, axis=1)
+            self.seq, self.full = seq, True
+            return
+        add = target - L
+        new = np.zeros((self.K, add), dtype=np.int64)
+        filled = np.zeros(k, dtype=np.int64)
+        todo = np.arange(k)
+        while todo.size:
+            need = add - filled[todo]
+            c = int(need.max() * N / (N - L - add) * 1.15) + 16
+            cand = rng.integers(0, N, size=(todo.size, c))
+            r = rows[todo]
+            ok = ~self.used[r[:, None], cand]
+            srt = np.argsort(cand, axis=1, kind="stable")
+            cs = np.take_along_axis(cand, srt, axis=1)
+            rep = np.zeros(cand.shape, dtype=bool)
+            rep[:, 1:] = cs[:, 1:] == cs[:, :-1]
+            dup = np.empty_like(rep)
+            np.put_along_axis(dup, srt, rep, axis=1)
+            ok &= ~dup
+            csum = np.cumsum(ok, axis=1)
+            sel = ok & (csum <= need[:, None])
+            ri, ci = np.nonzero(sel)
+            fl = filled[todo]
+            new[r[ri], fl[ri] + csum[ri, ci] - 1] = cand[ri, ci]
+            self.used[r[ri], cand[ri, ci]] = True
+            filled[todo] = fl + np.minimum(csum[:, -1], need)
+            todo = todo[filled[todo] < add]
+        self.seq = np.concatenate([self.seq, new], axis=1)
+
+
+@pytest.mark.parametrize("K, N, m", [(7, 5000, 300), (40, 1037, 100), (5, 64, 1), (3, 9, 4)])
+def test_uniform_order_draws_the_orders_of_the_plain_numpy_rule(K, N, m):
+    """The compiled bookkeeping of UniformOrder keeps exactly the indices the numpy rendering
+    keeps, from the same random stream, while rows drop out as their tests decide."""
+    for seed in range(3):
+        fast, slow = UniformOrder(K, N, np.random.default_rng(seed)), \
+            _NumpyOrder(K, N, np.random.default_rng(seed))
+        drop = np.random.default_rng(100 + seed)
+        rows, n = np.arange(K), 0
+        while n < N and rows.size:
+            b = min(m, N - n)
+            assert np.array_equal(fast.take(rows, b, n), slow.take(rows, b, n))
+            n += b
+            rows = rows[drop.random(rows.size) < 0.85]         # some tests decide
+        assert np.array_equal(fast.seq, slow.seq) and np.array_equal(fast.used, slow.used)
+        assert fast.rng.random() == slow.rng.random()           # same draws consumed
+
 def _null_stop_rate(N, m, eps, K, seed):
     rng = np.random.default_rng(seed)
     pop = rng.standard_normal(N)
