@@ -1,4 +1,4 @@
-"""Parsers from the distributed file formats to split arrays (numpy only, vectorised).
+"""Parsers from the distributed file formats to split arrays (vectorised numpy; pandas for KDD).
 
 Every ``parse_*(paths, alt)`` takes ``paths``: file name -> pathlib.Path and the index of the
 alternative that is installed, and returns a dict with ``X_train (n, d)``, ``y_train (n,)``,
@@ -9,7 +9,9 @@ Malformed input raises :class:`mixlab.errors.DataError` naming the file.
 
 from __future__ import annotations
 
+import csv
 import gzip
+import io
 import warnings
 from pathlib import Path
 
@@ -212,66 +214,59 @@ KDD_CATEGORIES = {
 KDD_NCOL = 42  # 41 features + label
 
 
-def _field_keys(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, list]:
-    """Map each field buf[starts[i]:ends[i]] to an index into the list of distinct field texts."""
-    lengths = ends - starts
-    width = max(int(lengths.max()), 1)
-    cols = np.arange(width)
-    idx = np.minimum(starts[:, None] + cols, buf.size - 1)
-    keys = np.where(cols < lengths[:, None], buf[idx], 0).astype(np.uint8)
-    keys = np.ascontiguousarray(keys).view(f"S{width}").ravel()
-    uniq, inverse = np.unique(keys, return_inverse=True)
-    return inverse.ravel(), [u.decode("ascii", "replace") for u in uniq]
+_KDD_TEXT_COLS = (1, 2, 3, 41)  # protocol_type, service, flag, label
 
 
 def parse_kdd99_raw(path: Path) -> tuple[np.ndarray, np.ndarray]:
     """kddcup.data*.gz -> features (n, 41) float64 with categorical codes, labels (n,) int64.
 
-    Vectorised: field boundaries come from the positions of ',' and '\\n'; the 3 categorical
-    fields and the label are mapped through their distinct byte strings, then blanked to '0'
-    so that ``np.fromstring`` parses the whole numeric table in one C call.
+    pandas' C reader splits the fields and converts the numeric columns (correctly rounded: the
+    same float64 as ``float()`` or ``strtod`` give); the 3 categorical fields map to their index
+    in :data:`KDD_CATEGORIES`, the label to 0 ("normal.") or 1 (an attack).
     """
+    import pandas as pd  # only this parser needs it (a dependency of arviz/xarray)
+
     text = _read_bytes(path)
     if not text.endswith(b"\n"):
         text += b"\n"
-    buf = np.frombuffer(text, dtype=np.uint8).copy()
-    seps = np.flatnonzero((buf == ord(",")) | (buf == ord("\n")))
-    is_nl = buf[seps] == ord("\n")
-    n = int(np.count_nonzero(is_nl))
-    if seps.size != n * KDD_NCOL or not np.all(is_nl.reshape(n, KDD_NCOL)[:, -1]) \
-            or np.any(is_nl.reshape(n, KDD_NCOL)[:, :-1]):
-        raise DataError(f"{path}: expected {KDD_NCOL} comma-separated fields on every line")
-    ends = seps.reshape(n, KDD_NCOL)
-    starts = np.empty_like(ends)
-    starts[:, 0] = np.concatenate(([0], ends[:-1, -1] + 1))
-    starts[:, 1:] = ends[:, :-1] + 1
-    codes = {}
-    for col in (1, 2, 3, 41):
-        inv, names = _field_keys(buf, starts[:, col], ends[:, col])
-        if col == 41:
-            if not all(nm.endswith(".") for nm in names):
-                raise DataError(f"{path}: labels must end with '.', got {names[:5]}")
-            lut = np.array([0 if nm == "normal." else 1 for nm in names], dtype=np.int64)
-        else:
-            cats = KDD_CATEGORIES[col]
-            unknown = sorted(set(names) - set(cats))
-            if unknown:
+    n = text.count(b"\n")
+    fields_error = f"{path}: expected {KDD_NCOL} comma-separated fields on every line"
+    try:
+        table = pd.read_csv(io.BytesIO(text), header=None, engine="c", low_memory=False,
+                            dtype={c: object for c in _KDD_TEXT_COLS}, na_filter=False,
+                            quoting=csv.QUOTE_NONE, skip_blank_lines=False)
+    except pd.errors.ParserError as exc:
+        raise DataError(fields_error) from exc
+    except (ValueError, UnicodeError) as exc:
+        raise DataError(f"{path}: malformed data ({exc})") from exc
+    # no row has more than 42 fields (the reader refuses those), so 41 * n commas means none has
+    # fewer either
+    if table.shape != (n, KDD_NCOL) or text.count(b",") != (KDD_NCOL - 1) * n:
+        raise DataError(fields_error)
+    X = np.empty((n, 41), dtype=np.float64)
+    for col in range(41):
+        column = table[col]
+        if col in KDD_CATEGORIES:
+            codes = pd.Index(KDD_CATEGORIES[col]).get_indexer(column)   # -1: not a category
+            if np.any(codes < 0):
+                unknown = sorted(set(column[codes < 0]))
+                if "" in unknown:
+                    raise DataError(f"{path}: empty {KDD_FEATURES[col]} field")
                 raise DataError(f"{path}: unknown {KDD_FEATURES[col]} value(s) {unknown}")
-            lut = np.array([cats.index(nm) for nm in names], dtype=np.int64)
-        codes[col] = lut[inv]
-        # blank the field: '0' followed by spaces (fromstring skips the whitespace)
-        lengths = ends[:, col] - starts[:, col]
-        if lengths.min() < 1:
-            raise DataError(f"{path}: empty {KDD_FEATURES[col] if col < 41 else 'label'} field")
-        cols = np.arange(int(lengths.max()))
-        buf[(starts[:, col, None] + cols)[cols < lengths[:, None]]] = ord(" ")
-        buf[starts[:, col]] = ord("0")
-    buf[buf == ord("\n")] = ord(",")
-    table = _numbers(buf[:-1].tobytes(), ",", n * KDD_NCOL, path).reshape(n, KDD_NCOL)
-    X = table[:, :41]
-    for col in (1, 2, 3):
-        X[:, col] = codes[col]
-    return X, codes[41]
+            X[:, col] = codes
+        elif column.dtype.kind in "iuf":
+            X[:, col] = column.to_numpy(dtype=np.float64)
+        else:
+            bad = column[pd.to_numeric(column, errors="coerce").isna()].iloc[0]
+            raise DataError(f"{path}: malformed numeric data: {KDD_FEATURES[col]} field "
+                            f"{bad!r}")
+    labels = table[41]
+    names = pd.unique(labels)
+    if "" in set(names):
+        raise DataError(f"{path}: empty label field")
+    if not all(nm.endswith(".") for nm in names):
+        raise DataError(f"{path}: labels must end with '.', got {list(names[:5])}")
+    return X, (labels != "normal.").to_numpy().astype(np.int64)
 
 
 def standardise(X: np.ndarray, train: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

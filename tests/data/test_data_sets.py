@@ -177,6 +177,42 @@ def test_kdd_parser_rejects_unknown_category_and_bad_rows(tmp_path):
         parsers.parse_kdd99_raw(p)
 
 
+def _decimal(rng):
+    """A plain decimal of 1..15 digits with the '.' anywhere (or none)."""
+    digits = "".join(map(str, rng.integers(0, 10, rng.integers(1, 16))))
+    dot = int(rng.integers(0, len(digits) + 1))
+    return digits if rng.random() < 0.3 else (digits[:dot] + "." + digits[dot:]).strip(".") or "0"
+
+
+def test_kdd_parser_numbers_equal_float_bit_for_bit_and_row_shapes_are_checked(tmp_path):
+    rng = np.random.default_rng(3)
+    lines = []
+    for line in _fake_kdd_lines(400, seed=1):
+        f = line.split(",")
+        f[0] = _decimal(rng)
+        f[4:41] = [_decimal(rng) for _ in range(37)]
+        lines.append(",".join(f))
+    text = "\n".join(lines) + "\n"
+    p = tmp_path / "k.gz"
+    p.write_bytes(gzip.compress(text.encode()))
+    X, y = parsers.parse_kdd99_raw(p)
+    Xr, yr = _reference_kdd(text)          # float(): correctly rounded
+    np.testing.assert_array_equal(X.view(np.int64), Xr.view(np.int64))
+    np.testing.assert_array_equal(y, yr)
+    short, long = lines[1].rsplit(",", 2)[0] + ",normal.", lines[2] + ",7"
+    for rows in ([lines[0], short, long], [lines[0], short]):
+        p.write_bytes(gzip.compress(("\n".join(rows) + "\n").encode()))
+        with pytest.raises(DataError, match="42 comma-separated"):
+            parsers.parse_kdd99_raw(p)
+    for col, match in ((7, "malformed numeric data: wrong_fragment field ''"),
+                       (1, "empty protocol_type field"), (41, "empty label field")):
+        row = lines[0].split(",")
+        row[col] = ""
+        p.write_bytes(gzip.compress((",".join(row) + "\n" + lines[1] + "\n").encode()))
+        with pytest.raises(DataError, match=match):
+            parsers.parse_kdd99_raw(p)
+
+
 def test_kdd99_real(real):
     real("kdd99/kddcup.data_10_percent.gz")
     ds = data.load("kdd99")
