@@ -43,10 +43,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 from scipy.special import stdtr, stdtrit
-
-from .kernels.jit import _JIT
 
 __all__ = [
     "BatchTestResult",
@@ -99,10 +96,13 @@ class UniformOrder:
         self.full = False                                   # seq holds whole permutations
 
     def _extend(self, rows: np.ndarray, target: int) -> None:
+        # compiled bookkeeping, imported here: importing the package does not load numba
+        from .kernels.orders import fresh_in_draw_order, unused_indices
+
         N, rng, L = self.N, self.rng, self.seq.shape[1]
         k = rows.size
         if 4 * target > N:                                  # permute what remains, once
-            unused = _unused_in_order(self.used, rows, N - L)
+            unused = unused_indices(self.used, rows, N - L)
             seq = np.zeros((self.K, N), dtype=np.int64)
             seq[:, :L] = self.seq
             seq[rows, L:] = rng.permuted(unused, axis=1)    # Fisher-Yates per row
@@ -116,7 +116,8 @@ class UniformOrder:
             need = add - filled[todo]
             c = int(need.max() * N / (N - L - add) * 1.15) + 16
             cand = rng.integers(0, N, size=(todo.size, c))
-            filled[todo] += _keep_fresh(self.used, rows[todo], cand, need, new, filled[todo])
+            filled[todo] += fresh_in_draw_order(self.used, rows[todo], cand, need, new,
+                                                filled[todo])
             todo = todo[filled[todo] < add]
         self.seq = np.concatenate([self.seq, new], axis=1)
 
@@ -126,47 +127,6 @@ class UniformOrder:
         if n + b > self.seq.shape[1] and not self.full:
             self._extend(rows, min(self.N, max(n + b, 2 * n, 2 * b)))
         return self.seq[rows, n:n + b]
-
-
-@njit(**_JIT)
-def _keep_fresh(used, rows, cand, need, new, filled):
-    """Sequential sampling without replacement, one row at a time: walk row i's candidates
-    cand[i] (t, c) in draw order, keep those not in ``used[rows[i]]`` (marking them used), and
-    write them to ``new[rows[i], filled[i]:]`` until need[i] are kept.  Returns (t,) int64, the
-    number kept per row.  The unused first occurrences in draw order: duplicates within the
-    chunk are caught because the first one marks its index used."""
-    t, c = cand.shape
-    kept = np.zeros(t, np.int64)
-    for i in range(t):
-        r, f, q = rows[i], filled[i], 0
-        for j in range(c):
-            if q == need[i]:
-                break
-            v = cand[i, j]
-            if not used[r, v]:
-                used[r, v] = True
-                new[r, f + q] = v
-                q += 1
-        kept[i] = q
-    return kept
-
-
-@njit(**_JIT)
-def _unused_in_order(used, rows, rem):
-    """(len(rows), rem) int64: the indices not in ``used[rows[i]]``, increasing, for each row
-    (each row has exactly rem of them)."""
-    out = np.empty((rows.size, rem), np.int64)
-    for i in range(rows.size):
-        r, q = rows[i], 0
-        for v in range(used.shape[1]):
-            if not used[r, v]:
-                if q == rem:
-                    raise ValueError("a row has more unused indices than the others")
-                out[i, q] = v
-                q += 1
-        if q != rem:
-            raise ValueError("a row has fewer unused indices than the others")
-    return out
 
 
 @lru_cache(maxsize=4096)

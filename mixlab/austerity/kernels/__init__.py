@@ -26,7 +26,8 @@ Modules, each importing only those listed before it:
 - :mod:`.sigmoid`         float32 log σ and σ(-z)
 - :mod:`.products`        data layouts (padded rows, column tiles) and their products
 - :mod:`.loglik`          full-data log-likelihoods, gathers, gradients, the prior term
-- :mod:`.orders`          random minibatch orders (partial Fisher-Yates, SplitMix64)
+- :mod:`.orders`          random minibatch orders (partial Fisher-Yates, SplitMix64), and
+                          the bookkeeping of seqtest.UniformOrder
 - :mod:`.look`            one look of the sequential test
 - :mod:`.seqtest_points`  the per-point test
 - :mod:`.seqtest_blocks`  the block test and its cache of block sums

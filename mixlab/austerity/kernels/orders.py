@@ -12,7 +12,7 @@ from numba import njit
 from .jit import _JIT, _ZERO
 from .prefetch import prefetch
 
-__all__ = ["minibatch_orders", "minibatch_rows"]
+__all__ = ["fresh_in_draw_order", "minibatch_orders", "minibatch_rows", "unused_indices"]
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1, _MIX2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
@@ -110,3 +110,45 @@ def _unshuffle(perm, swaps, n):
         t = perm[j]
         perm[j] = perm[r]
         perm[r] = t
+
+
+@njit(**_JIT)
+def fresh_in_draw_order(used, rows, cand, need, new, filled):
+    """The bookkeeping of :class:`mixlab.austerity.seqtest.UniformOrder` (sequential sampling
+    without replacement), one row at a time: walk row i's candidates cand[i] (t, c) in draw
+    order, keep those not in ``used[rows[i]]`` (marking them used) and write them to
+    ``new[rows[i], filled[i]:]`` until need[i] are kept; a duplicate within the chunk is refused
+    because its first occurrence marked the index used.  Returns (t,) int64, the number kept
+    per row."""
+    t, c = cand.shape
+    kept = np.zeros(t, np.int64)
+    for i in range(t):
+        r, f, q = rows[i], filled[i], 0
+        for j in range(c):
+            if q == need[i]:
+                break
+            v = cand[i, j]
+            if not used[r, v]:
+                used[r, v] = True
+                new[r, f + q] = v
+                q += 1
+        kept[i] = q
+    return kept
+
+
+@njit(**_JIT)
+def unused_indices(used, rows, rem):
+    """(len(rows), rem) int64: the indices not in ``used[rows[i]]``, increasing, for each row
+    (each row has exactly rem of them)."""
+    out = np.empty((rows.size, rem), np.int64)
+    for i in range(rows.size):
+        r, q = rows[i], 0
+        for v in range(used.shape[1]):
+            if not used[r, v]:
+                if q == rem:
+                    raise ValueError("a row has more unused indices than the others")
+                out[i, q] = v
+                q += 1
+        if q != rem:
+            raise ValueError("a row has fewer unused indices than the others")
+    return out
