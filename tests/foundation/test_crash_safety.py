@@ -1,7 +1,12 @@
 """Runs survive anything: SIGKILL at any instant, a second writer, a full disk, a hostile file.
 
-Every test drives the real CLI in a subprocess (``python -m mixlab``), as a user's shell would;
-the uninterrupted runs whose bytes a resumed run must give are references, made in this process.
+The writer under test is a process of its own: killed, stopped or refused a write by the kernel
+while it writes. A writer that is only ever killed or stopped is forked from this process with its
+imports done (`Writer`): what a kill proves starts once it has created its run file. The full-disk
+writer is ``python -m mixlab`` as a user's shell starts it: its exit code and its one-line message
+are what is tested. What reads or finishes a run after its writer is gone, or is refused while it
+lives, runs in this process (`here`); so do the uninterrupted runs whose bytes a resumed run must
+give (the references).
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import h5py
 import numpy as np
@@ -46,20 +52,60 @@ def mixlab(*args, cwd=None, env=None, limit_bytes=None, timeout=120):
                           preexec_fn=limit if limit_bytes else None)
 
 
-def reference_run(*args) -> None:
-    """``mixlab run ARGS`` in this process: an uninterrupted run, the reference for the bytes."""
+def here(*args) -> SimpleNamespace:
+    """``mixlab ARGS`` in this process (click's CliRunner; an exception escaping the CLI fails the
+    test): its exit code as ``returncode``, its ``stdout`` and ``stderr``."""
     from click.testing import CliRunner
 
     from mixlab.cli import cli
 
     r = CliRunner().invoke(cli, _argv(args)[3:], catch_exceptions=False)
-    assert r.exit_code == 0, r.output
+    return SimpleNamespace(returncode=r.exit_code, stdout=r.stdout, stderr=r.stderr)
 
 
-def start(*args, env=None):
-    return subprocess.Popen(_argv(args),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, **(env or {})})
+def reference_run(*args) -> None:
+    """``mixlab run ARGS`` in this process: an uninterrupted run, the reference for the bytes."""
+    r = here(*args)
+    assert r.returncode == 0, r.stderr
+
+
+class Writer:
+    """``mixlab ARGS`` in a child process forked from this one, output discarded: a writer to
+    kill or stop (``pid``, ``send_signal``, ``poll``, ``wait`` as for a ``subprocess.Popen``)."""
+
+    def __init__(self, *args, env=None):
+        self.returncode = None
+        self.pid = os.fork()
+        if self.pid == 0:  # the child: the CLI's main, then out without this process's clean-up
+            code = 1
+            try:
+                sys.stdout = sys.stderr = open(os.devnull, "w")
+                os.environ.update(env or {})
+                sys.argv = ["mixlab", *_argv(args)[3:]]
+                from mixlab.cli import main
+                main()
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else 1
+            finally:
+                os._exit(code)
+
+    def send_signal(self, sig: int) -> None:
+        os.kill(self.pid, sig)
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self, timeout: float = 60.0) -> int:
+        wait_for(lambda: self.poll() is not None, timeout)
+        return self.returncode
+
+
+def start(*args, env=None) -> Writer:
+    return Writer(*args, env=env)
 
 
 def streams(run_dir: Path) -> dict:
@@ -110,7 +156,7 @@ def test_sigkill_at_random_instants_resumes_to_the_same_bytes(reference, tmp_pat
             p.send_signal(signal.SIGKILL)
             p.wait(timeout=30)
         killed_mid_run += p.returncode == -signal.SIGKILL
-        shown = mixlab("show", out)
+        shown = here("show", out)
         assert shown.returncode == 0, shown.stderr
         assert "Traceback" not in shown.stderr
         if "status    complete" not in shown.stdout:
@@ -120,7 +166,7 @@ def test_sigkill_at_random_instants_resumes_to_the_same_bytes(reference, tmp_pat
                     or "interrupted (its writer, an earlier process, is gone)" in shown.stdout), \
                 shown.stdout
     assert killed_mid_run >= 4
-    r = mixlab("run", TOY, *TOY_ARGS, "--out", out, "-q", env=env)
+    r = here("run", TOY, *TOY_ARGS, "--out", out, "-q")
     assert r.returncode == 0, r.stderr
     assert streams(out) == reference
     seg_files = sorted((out / "segments").rglob("*.h5"))
@@ -139,20 +185,19 @@ def test_second_writer_is_refused_with_the_live_pid(tmp_path):
         # and spends no CPU; it writes again while show and plot read the file
         first.send_signal(signal.SIGSTOP)
         for extra in ((), ("--force",)):
-            r = mixlab("run", TOY, "budget.draws=null", "budget.seconds=60", "--out", out,
-                       *extra)
+            r = here("run", TOY, "budget.draws=null", "budget.seconds=60", "--out", out, *extra)
             assert r.returncode == 1
             assert f"being written by pid {first.pid} since" in r.stderr, r.stderr
             assert "--force" not in r.stderr and "Traceback" not in r.stderr
         first.send_signal(signal.SIGCONT)
-        shown = mixlab("show", out)
+        shown = here("show", out)
         assert shown.returncode == 0 and f"running (pid {first.pid}" in shown.stdout
-        assert mixlab("show", out, "--json").returncode == 0
-        assert mixlab("plot", out, "-o", tmp_path / "live.png").returncode in (0, 1)
+        assert here("show", out, "--json").returncode == 0
+        assert here("plot", out, "-o", tmp_path / "live.png").returncode in (0, 1)
     finally:
         first.send_signal(signal.SIGKILL)
         first.wait(timeout=30)
-    shown = mixlab("show", out)
+    shown = here("show", out)
     assert f"interrupted (its writer, pid {first.pid}" in shown.stdout
     assert (out / "run.h5").exists() and (out / "segments").exists()  # the refusals kept it all
 
@@ -197,7 +242,7 @@ def test_planted_pickles_are_never_run(tmp_path):
             g.create_dataset("planted_pickle", data=blob)
     for args in (("run", TOY, *TOY_ARGS, "--out", out, "-q"), ("show", out), ("show", out, "--json"),
                  ("plot", out, "-o", tmp_path / "fig.png")):
-        r = mixlab(*args, env=env)
+        r = here(*args)
         assert r.returncode == 0, (args, r.stderr)
     assert not marker.exists()
 
@@ -206,7 +251,7 @@ def test_planted_pickles_are_never_run(tmp_path):
         ck = f["streams/rwm/_checkpoint"]
         del ck["evaluators"]
         ck.create_dataset("evaluators", data=blob)
-    r = mixlab("run", TOY, *TOY_ARGS, "--out", out2, "-q")
+    r = here("run", TOY, *TOY_ARGS, "--out", out2, "-q")
     assert r.returncode == 1 and "does not hold the state" in r.stderr, r.stderr
     assert not marker.exists()
 
@@ -232,8 +277,8 @@ def test_full_disk_ends_cleanly_and_resumes_to_the_same_bytes(limit_kib, checkpo
     assert "file size limit" in r.stderr
     assert "free space and run the same command again to resume" in r.stderr
     assert ("draws per chain" in r.stderr) == safe, r.stderr
-    assert mixlab("show", tmp_path / "run").returncode == 0
-    r = mixlab(*args, env=env)
+    assert here("show", tmp_path / "run").returncode == 0
+    r = here(*args)
     assert r.returncode == 0, r.stderr
     whole = tmp_path / "whole"
     reference_run("run", TOY, f"budget.draws={draws}", f"block={block}", "--out", whole, "-q")
@@ -249,6 +294,6 @@ def test_older_run_file_format_is_refused_with_its_version(tmp_path):
     p.wait(timeout=30)
     with h5py.File(out / "run.h5", "r+") as f:
         f.attrs["format_version"] = 1
-    r = mixlab("run", TOY, *TOY_ARGS, "--out", out)
+    r = here("run", TOY, *TOY_ARGS, "--out", out)
     assert r.returncode == 1 and "run-file format 1" in r.stderr, r.stderr
-    assert mixlab("show", out).returncode == 0
+    assert here("show", out).returncode == 0
