@@ -123,7 +123,7 @@ def test_missing_and_malformed_spec(tmp_path):
 
 def test_truncated_run_file_is_a_clear_error(spec, tmp_path):
     out = tmp_path / "run"
-    invoke("run", spec, "--out", out, "-q")
+    invoke("run", spec, "--out", out, "-q", "--no-figures")
     data = (out / "run.h5").read_bytes()
     (out / "run.h5").write_bytes(data[: len(data) // 3])
     for cmd in (["show", out], ["plot", out]):
@@ -132,7 +132,7 @@ def test_truncated_run_file_is_a_clear_error(spec, tmp_path):
         assert "truncated or corrupt" in r.output and "Traceback" not in r.output
     r = CliRunner().invoke(cli, ["run", str(spec), "--out", str(out)])
     assert r.exit_code == 1 and "--force" in r.output
-    assert invoke("run", spec, "--out", out, "-q", "--force").exit_code == 0
+    assert invoke("run", spec, "--out", out, "-q", "--force", "--no-figures").exit_code == 0
 
 
 def test_interrupted_run_resumes_to_same_bytes(spec, tmp_path, monkeypatch):
@@ -203,17 +203,18 @@ def _mixlab(*args, **kw):
                           text=True, **kw)
 
 
-def test_subprocess_readme_path_and_sigterm_resume(tmp_path, monkeypatch):
+def test_subprocess_readme_path_and_sigterm_resume(tmp_path):
     spec = tmp_path / "long.yaml"
     # 80 blocks, each checkpointed: the SIGTERM lands after ~30 of them (run.h5 > 200 kB)
     spec.write_text(TOY.replace("draws: 400", "draws: 40000").replace("block: 50", "block: 500"))
-    env = {**os.environ, "MIXLAB_CHECKPOINT_SECONDS": "0"}
-    monkeypatch.setenv("MIXLAB_CHECKPOINT_SECONDS", "0")
-    # the uninterrupted reference run, in this process: only the processes below are under test
+    every_block = {**os.environ, "MIXLAB_CHECKPOINT_SECONDS": "0"}
+    # the uninterrupted reference run, in this process: only the processes below are under test.
+    # It and the resumed run checkpoint at the default interval: a stream's bytes do not depend
+    # on when it was checkpointed (as tests/foundation/test_crash_safety.py's references show)
     assert invoke("run", spec, "--out", tmp_path / "whole", "-q", "--no-figures").exit_code == 0
     proc = subprocess.Popen([sys.executable, "-m", "mixlab", "run", str(spec), "--out",
-                             str(tmp_path / "cut"), "-q"], env=env, stderr=subprocess.PIPE,
-                            text=True)
+                             str(tmp_path / "cut"), "-q"], env=every_block,
+                            stderr=subprocess.PIPE, text=True)
     h5 = tmp_path / "cut" / "run.h5"
     deadline = time.time() + 60
     while time.time() < deadline:  # wait until at least one block is on disk
@@ -228,7 +229,7 @@ def test_subprocess_readme_path_and_sigterm_resume(tmp_path, monkeypatch):
     assert "resume" in err
     with RunReader(tmp_path / "cut") as run:  # readable after the signal
         assert run.status == "interrupted"
-    again = _mixlab("run", spec, "--out", tmp_path / "cut", "-q", env=env)
+    again = _mixlab("run", spec, "--out", tmp_path / "cut", "-q")
     assert again.returncode == 0 and "resumed" in again.stdout
     with h5py.File(tmp_path / "whole/run.h5") as a, h5py.File(h5) as b:
         assert a["streams/rwm/samples"][()].tobytes() == b["streams/rwm/samples"][()].tobytes()
@@ -258,6 +259,20 @@ def test_interruption_sees_the_signal_behind_a_system_error():
         assert interruption(exc) is None
 
 
+def _spin_until_stopped(n, out, stop):
+    """Work until ``stop[0]`` (set by another thread) or n steps, then return an array (boxing):
+    ``out[0]`` grows from the second step on, so another thread can tell the kernel is running.
+    (``out`` and ``stop`` are two arrays: the store to one makes the kernel read the other again.)
+    """
+    s = 0.0
+    for i in range(n):
+        s += np.sqrt(i + s * 1e-300)
+        out[0] = s
+        if stop[0]:
+            break
+    return out
+
+
 def test_sigterm_inside_compiled_code_is_an_interruption(spec, tmp_path, monkeypatch):
     """SIGTERM while a numba kernel runs: its Python handler runs when the kernel calls back into
     Python (boxing the array it returns), which numba reports as a SystemError.  The run must end
@@ -266,26 +281,24 @@ def test_sigterm_inside_compiled_code_is_an_interruption(spec, tmp_path, monkeyp
 
     from numba import njit
 
-    @njit(nogil=True)
-    def spin(n, out):                    # ~0.1-1 s of work, then return an array (boxing)
-        s = 0.0
-        for i in range(n):
-            s += np.sqrt(i + s * 1e-300)
-        out[0] = s
-        return out
-
-    out = np.zeros(1)
-    spin(10, out)                        # compiled before the run
+    spin = njit(nogil=True, cache=True)(_spin_until_stopped)
+    out, stop = np.zeros(1), np.zeros(1, dtype=np.bool_)
+    spin(10, out, stop)                  # compiled (or loaded from numba's cache) before the run
     real, calls = GaussianRWM.step, []
+
+    def signal_then_stop():
+        while out[0] == 0.0:             # until the kernel runs
+            time.sleep(0.001)
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(0.02)                 # the signal is pending while the kernel still runs
+        stop[0] = True
 
     def step(self, state, rng):
         calls.append(1)
         if len(calls) == 60:             # mid-run: a signal lands inside the kernel
-            go = threading.Event()
-            threading.Thread(target=lambda: (go.wait(), time.sleep(0.02),
-                                             os.kill(os.getpid(), signal.SIGTERM))).start()
-            go.set()
-            spin(300_000_000, out)
+            out[0] = 0.0
+            threading.Thread(target=signal_then_stop).start()
+            spin(300_000_000, out, stop)
         return real(self, state, rng)
 
     monkeypatch.setattr(GaussianRWM, "step", step)
