@@ -64,7 +64,12 @@ def test_pool_and_dask_localcluster_identical(spec, tmp_path):
     sweep_dir, specs, summary, grid = plan(str(spec), (), scale="quick", seed=None,
                                            out=str(tmp_path / "serial"))
     assert summary == ["accept_rate", "final_mean_error"] and len(specs) == 4
-    run_sweep(sweep_dir, specs, grid, summary, workers=2)
+    # the pool's workers are forked copies of this process (no imports to repeat: the figures'
+    # modules too, imported here first), the Dask workers fresh interpreters: the points'
+    # results depend on neither. The default spawned pool is `mixlab sweep -j 2`'s, tested end
+    # to end in tests/sweeps/test_sweep_pool_kill.py.
+    import mixlab.plotting  # noqa: F401
+    run_sweep(sweep_dir, specs, grid, summary, workers=2, start_method="fork")
     pool = _streams(sweep_dir / "sweep.csv")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster:
