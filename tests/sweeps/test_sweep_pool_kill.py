@@ -22,7 +22,7 @@ from mixlab.sweep import plan
 
 REPO = Path(__file__).resolve().parents[2]
 SPEC = "experiment: toy.gaussian\nname: toy\ndim: 1\nchains: 1\nbudget: {draws: 1000}\n"
-AXIS = "budget.draws=50000,2000,3000"  # point 0 samples for ~1.5 s (~30 µs a draw)
+AXIS = "budget.draws=25000,2000,3000"  # point 0 samples for ~0.75 s (~30 µs a draw)
 
 
 def _parent(pid: int) -> int | None:
@@ -39,7 +39,7 @@ def test_pool_worker_killed_mid_point(tmp_path):
     sweep = subprocess.Popen([sys.executable, "-m", "mixlab", "sweep", "toy.yaml", AXIS, "-j",
                               "2", "-o", "sw", "-q"], cwd=tmp_path, env=env,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    lock = tmp_path / "sw" / "000_draws=50000" / "writer.lock"
+    lock = tmp_path / "sw" / "000_draws=25000" / "writer.lock"
     victim = None
     try:
         end = time.monotonic() + 60
@@ -56,7 +56,7 @@ def test_pool_worker_killed_mid_point(tmp_path):
         while time.monotonic() < end and "starting" not in (
                 log.read_text() if log.exists() else ""):
             time.sleep(0.02)
-        time.sleep(0.5)  # well inside its sampling (~1.5 s)
+        time.sleep(0.2)  # inside its sampling (~0.75 s, after its start-up)
         assert "complete" not in log.read_text(), "point 0 ended before it could be killed"
         os.kill(victim, signal.SIGKILL)
         out, err = sweep.communicate(timeout=180)
