@@ -28,9 +28,10 @@ pytest.importorskip("dask.distributed")
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 SPEC = "experiment: toy.gaussian\nname: toy\ndim: 1\nchains: 1\nbudget: {draws: 1000}\n"
-# the first point samples for ~1.5 s (~30 µs a draw): a worker is killed in it; the next two
-# are short; the last point fails at run time (no draws and no seconds budget)
-AXIS = "budget.draws=50000,2000,3000,null"
+# the first point samples for ~0.6 s (~30 µs a draw; the kill comes within one 50 ms poll of
+# its run file appearing): a worker is killed in it; the next two are short; the last point
+# fails at run time (no draws and no seconds budget)
+AXIS = "budget.draws=20000,2000,3000,null"
 
 
 def _env(**extra) -> dict:
@@ -56,7 +57,7 @@ def _running_point(tmp: Path) -> bool:
     """A worker (temporary directory ``tmp``) is in the middle of the long point."""
     for spec in tmp.glob("mixlab-point-*/run/spec.yaml"):
         try:
-            if "draws: 50000" in spec.read_text() and (spec.parent / "run.h5").exists():
+            if "draws: 20000" in spec.read_text() and (spec.parent / "run.h5").exists():
                 return True
         except OSError:  # the directory went away meanwhile
             pass
