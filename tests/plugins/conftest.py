@@ -53,6 +53,32 @@ def run_mixlab(*args, env=None, cwd=None, timeout=300):
                           timeout=timeout)
 
 
+@pytest.fixture
+def clean_registry():
+    """The plugins a test loads in this process are forgotten afterwards (registry and plugin
+    records), so the next in-process command starts as a fresh process would."""
+    from mixlab import plugins, registry
+
+    registry.load_plugins()
+    before, loaded = registry.snapshot(), dict(plugins._PLUGINS)
+    yield
+    registry.restore(before)
+    plugins._PLUGINS.clear()
+    plugins._PLUGINS.update(loaded)
+
+
+def invoke_mixlab(*args):
+    """``mixlab ARGS`` in this process (a CliRunner result: ``exit_code``, ``stdout``,
+    ``stderr``), for a command whose exit code and message the test checks but that proves
+    nothing about a real process; the test uses ``clean_registry`` when the command loads
+    plugins."""
+    from click.testing import CliRunner
+
+    from mixlab.cli import cli
+
+    return CliRunner().invoke(cli, [*map(str, args)])
+
+
 def show_run(*args):
     """``mixlab show ARGS`` in this process (a CliRunner result with ``.stdout``): show loads
     no plugin and opens no file a run names, so it needs no process of its own, and this

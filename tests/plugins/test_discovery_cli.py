@@ -1,5 +1,7 @@
-"""Plugins through the CLI in subprocesses: discovery from the three sources, 'mixlab plugins',
-provenance in the run, and one clear paragraph (exit 1) for a broken plugin."""
+"""Plugins through the CLI: discovery from the three sources, 'mixlab plugins', provenance in
+the run, and one clear paragraph (exit 1) for a broken plugin. Subprocesses wherever the test
+needs a real process (installed plugins, MIXLAB_PLUGINS, exit codes, tracebacks); a second
+command on the same error path runs in this process."""
 
 import json
 from pathlib import Path
@@ -7,7 +9,7 @@ from pathlib import Path
 import h5py
 import pytest
 
-from .conftest import ON_EXAMPLE_SITE, REPO, mixlab_env, run_mixlab, show_run
+from .conftest import ON_EXAMPLE_SITE, REPO, invoke_mixlab, mixlab_env, run_mixlab, show_run
 
 # A one-file plugin with an experiment kind of its own that runs any registered mrf sampler on a
 # 6-variable triplet MRF (the family's target) and records the exact joint's TV: the whole path
@@ -174,19 +176,21 @@ BROKEN = {
 
 
 @pytest.mark.parametrize("case", sorted(BROKEN))
-def test_broken_plugin_one_paragraph_exit_1(tmp_path, case):
+def test_broken_plugin_one_paragraph_exit_1(tmp_path, case, clean_registry):
     code, msg = BROKEN[case]
     bad = write(tmp_path / f"bad_{case}.py", code)
-    # named on the command line: an error in one paragraph
+    # named on the command line: an error in one paragraph, exit 1 from a real process
     r = run_mixlab("plugins", bad)
     assert r.returncode == 1
     err = one_paragraph(r)
     assert str(bad) in err and msg in err, err
-    # the same through a spec: named by its key, nothing run
+    # the same through a spec: named by its key, nothing run (in this process, its registry
+    # restored afterwards: the exit code and the message are the command's own)
     write(tmp_path / "harness.py", HARNESS)
     spec = write(tmp_path / "s.yaml", SPEC.format(extra=bad.name, method="plugintest-sweep"))
-    r = run_mixlab("run", spec, "--out", tmp_path / "run")
-    assert r.returncode == 1 and "plugins[1]" in one_paragraph(r)
+    r = invoke_mixlab("run", spec, "--out", tmp_path / "run")
+    assert r.exit_code == 1 and "plugins[1]" in one_paragraph(r)
+    assert str(bad) in r.stderr and msg in r.stderr, r.stderr
     assert not (tmp_path / "run").exists()
 
 
@@ -214,13 +218,21 @@ def test_broken_installed_plugins_each_warn_in_one_line_and_are_listed(tmp_path)
         assert any(BROKEN[case][1].split(": ")[-1] in t for t in traces), (case, r.stderr)
 
 
-def test_missing_plugin_file_or_module_in_spec_is_a_spec_error(tmp_path):
+def test_missing_plugin_file_or_module_in_spec_is_a_spec_error(tmp_path, clean_registry):
     write(tmp_path / "harness.py", HARNESS)
-    for extra in ("nothere.py", "no_such_module_xyz"):
-        spec = write(tmp_path / "s.yaml", SPEC.format(extra=extra, method="plugintest-sweep"))
-        r = run_mixlab("run", spec, "--out", tmp_path / "run")
-        assert r.returncode == 2
-        assert "spec key 'plugins[1]'" in one_paragraph(r)
+    # a missing file: a spec error (exit 2) from a real process
+    spec = write(tmp_path / "s.yaml", SPEC.format(extra="nothere.py", method="plugintest-sweep"))
+    r = run_mixlab("run", spec, "--out", tmp_path / "run")
+    assert r.returncode == 2
+    assert "spec key 'plugins[1]'" in one_paragraph(r)
+    # a missing module: the same loader and error path, in this process (its registry
+    # restored afterwards)
+    spec = write(tmp_path / "s.yaml", SPEC.format(extra="no_such_module_xyz",
+                                                  method="plugintest-sweep"))
+    r = invoke_mixlab("run", spec, "--out", tmp_path / "run")
+    assert r.exit_code == 2
+    assert "spec key 'plugins[1]'" in one_paragraph(r)
+    assert not (tmp_path / "run").exists()
     r = run_mixlab("plugins", "no_such_module_xyz")
     assert r.returncode == 1 and "there is no module 'no_such_module_xyz'" in one_paragraph(r)
     # installed (MIXLAB_PLUGINS), a missing module is listed as broken: see

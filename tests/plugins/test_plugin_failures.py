@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from mixlab import plugins, registry
 from mixlab.cli import cli
 from mixlab.store import RunReader
 
@@ -87,17 +86,6 @@ samplers:
 draws: 12
 block: 5
 """
-
-
-@pytest.fixture
-def clean_registry():
-    """The plugins these tests load are forgotten afterwards (registry and plugin records)."""
-    registry.load_plugins()
-    before, loaded = registry.snapshot(), dict(plugins._PLUGINS)
-    yield
-    registry.restore(before)
-    plugins._PLUGINS.clear()
-    plugins._PLUGINS.update(loaded)
 
 
 def write_spec(tmp_path, mode, family="mrf"):
