@@ -8,6 +8,7 @@ installed package's would be, and the test environment itself is left untouched.
 import os
 import subprocess
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -53,18 +54,33 @@ def run_mixlab(*args, env=None, cwd=None, timeout=300):
                           timeout=timeout)
 
 
-@pytest.fixture
-def clean_registry():
-    """The plugins a test loads in this process are forgotten afterwards (registry and plugin
-    records), so the next in-process command starts as a fresh process would."""
+@contextmanager
+def fresh_plugins():
+    """Inside, this process's plugin state is that of a fresh process (the installed plugins
+    loaded, no plugin file); what is loaded inside is forgotten afterwards (registry, plugin
+    records and the plugin files' modules), so a plugin file edited between two commands is
+    loaded as it is then, under the module name a fresh process gives it."""
     from mixlab import plugins, registry
 
     registry.load_plugins()
     before, loaded = registry.snapshot(), dict(plugins._PLUGINS)
-    yield
-    registry.restore(before)
-    plugins._PLUGINS.clear()
-    plugins._PLUGINS.update(loaded)
+    files = {m: sys.modules.pop(m) for m in list(sys.modules) if m.startswith("mixlab_plugin_")}
+    try:
+        yield
+    finally:
+        registry.restore(before)
+        plugins._PLUGINS.clear()
+        plugins._PLUGINS.update(loaded)
+        for name in [m for m in sys.modules if m.startswith("mixlab_plugin_")]:
+            sys.modules.pop(name)
+        sys.modules.update(files)
+
+
+@pytest.fixture
+def clean_registry():
+    """The plugins a test loads in this process are forgotten afterwards."""
+    with fresh_plugins():
+        yield
 
 
 def invoke_mixlab(*args):

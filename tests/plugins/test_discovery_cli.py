@@ -257,13 +257,16 @@ def make(target, params, chains):
 '''
 
 
-def test_sampler_with_wrong_step_shapes_fails_the_run_clearly(tmp_path):
+def test_sampler_with_wrong_step_shapes_fails_the_run_clearly(tmp_path, clean_registry):
+    """In this process (its registry restored afterwards): a failing run's exit code and
+    paragraph from a real process are tests/plugins/test_plugin_failures.py's subprocess
+    test's."""
     write(tmp_path / "harness.py", HARNESS)
     write(tmp_path / "wrong.py", WRONG_SHAPES)
     spec = write(tmp_path / "s.yaml", SPEC.format(extra="./wrong.py", method="wrong-shapes"))
     out = tmp_path / "run"
-    r = run_mixlab("run", spec, "--out", out, "--quiet")
-    assert r.returncode == 1
+    r = invoke_mixlab("run", spec, "--out", out, "--quiet")
+    assert r.exit_code == 1
     err = one_paragraph(r)
     assert "breaks the sampler contract" in err and "wrong.py" in err
     assert "draw 'samples' has shape (201, 6), expected (chains, ...) with chains = 200" in err

@@ -10,7 +10,7 @@ import h5py
 
 from mixlab.segments import SEGMENT_DIR, stream_id
 
-from .conftest import run_mixlab, show_run
+from .conftest import fresh_plugins, invoke_mixlab, run_mixlab, show_run
 
 PLUGIN = '''
 import numpy as np
@@ -88,6 +88,16 @@ def run_(*args):
     return run_mixlab("run", *args, "--no-figures")
 
 
+def check_(*args):
+    """``mixlab run ...`` for a command that runs no stream (it refuses, or finds nothing to
+    do): in this process, its plugin state that of a fresh process, so it too loads the plugin
+    file as it is then. A result with ``returncode``, ``stdout`` and ``stderr``."""
+    with fresh_plugins():
+        r = invoke_mixlab("run", *args, "--no-figures")
+    r.returncode = r.exit_code
+    return r
+
+
 def streams(run):
     with h5py.File(run / "run.h5", "r") as f:
         return sorted(f["streams"]), dict(f["results"].attrs)
@@ -102,7 +112,7 @@ def test_update_reruns_only_what_changed(tmp_path):
     before = {n: stream_bytes(out, n) for n in ("gibbs", "metropolis")}
 
     plugin.write_text(PLUGIN.replace('raise RuntimeError("boom")  # BUG', "pass"))
-    r = run_(spec, "--out", out, "--quiet")          # refused, and says why
+    r = check_(spec, "--out", out, "--quiet")        # refused, and says why
     assert r.returncode == 1 and "--update" in r.stderr and "rerun 'mine'" in r.stderr, r.stderr
     assert "keeping 2 complete stream(s) as they are (gibbs, metropolis)" in r.stderr, r.stderr
     assert "Traceback" not in r.stderr
@@ -117,7 +127,7 @@ def test_update_reruns_only_what_changed(tmp_path):
     assert names == ["gibbs", "metropolis", "mine"]
     assert {"final_error/gibbs", "final_error/metropolis", "final_error/mine"} <= set(results)
 
-    r = run_(spec, "--out", out, "--update")          # nothing left to do
+    r = check_(spec, "--out", out, "--update")        # nothing left to do
     assert r.returncode == 0 and "already complete" in r.stdout, r.stdout + r.stderr
     r = show_run(out, "--json")
     assert json.loads(r.stdout).get("stale", {}) == {}, r.stdout
@@ -128,7 +138,7 @@ def test_update_reruns_only_what_changed(tmp_path):
     r = show_run(out)
     assert "stale:" not in r.stdout, r.stdout
     assert f"plugin code not checked: {plugin} (show opens no file a run names" in r.stdout
-    r = run_(spec, "--out", out)
+    r = check_(spec, "--out", out)
     assert r.returncode == 0 and "but stale: --update would rerun 'mine'" in r.stdout, r.stdout
     mine_before = stream_bytes(out, "mine")
     before["gibbs"] = stream_bytes(out, "gibbs")
@@ -136,7 +146,7 @@ def test_update_reruns_only_what_changed(tmp_path):
     # one sampler's parameters change, one is removed, one is added: exactly those change
     spec.write_text(SPEC.format(extra="  sw: {method: swendsen_wang}\n").replace(
         "gibbs: {method: gibbs}", "gibbs: {method: gibbs, init: plus}"))
-    r = run_(spec, "--out", out, "--quiet")
+    r = check_(spec, "--out", out, "--quiet")
     assert r.returncode == 1 and "holds a run of a different spec; pass --update to" in r.stderr
     assert "rerun 'gibbs' (samplers.gibbs changed); 'mine' (its sampler's code" in r.stderr
     assert "add 'sw'; remove 'metropolis'" in r.stderr, r.stderr
