@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import runpy
 import subprocess
 import sys
 import urllib.error
@@ -76,20 +77,19 @@ def test_fetch_all_reports_failures_after_trying_everything(monkeypatch, tmp_pat
     assert "kdd99: checksum mismatch" in msg and "mnist" in msg
 
 
-def test_verify_mirror_script(tmp_path):
+def test_verify_mirror_script(tmp_path, capsys):
+    """The script as a command once (a BAD file: exit 1); its MISSING and --strict statuses
+    from its ``main`` in this process (they depend on no process of their own)."""
     good = tmp_path / "mirror"
     (good / "kdd99").mkdir(parents=True)
     (good / "kdd99" / "kddcup.data_10_percent.gz").write_bytes(b"corrupt")
     script = REPO / "data_scripts" / "verify_mirror.py"
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-
-    def run(*args):
-        return subprocess.run([sys.executable, str(script), str(good), *args],
-                              capture_output=True, text=True, env=env, check=False)
-    p = run()
+    p = subprocess.run([sys.executable, str(script), str(good)], capture_output=True, text=True,
+                       env=env, check=False)
     assert p.returncode == 1 and "BAD      kdd99/kddcup.data_10_percent.gz" in p.stdout
     (good / "kdd99" / "kddcup.data_10_percent.gz").unlink()
-    p = run()
-    assert p.returncode == 0 and "MISSING" in p.stdout
-    p = run("--strict")
-    assert p.returncode == 1
+    main = runpy.run_path(str(script))["main"]   # not as __main__: defines, does not run
+    capsys.readouterr()
+    assert main([str(good)]) == 0 and "MISSING" in capsys.readouterr().out
+    assert main([str(good), "--strict"]) == 1
