@@ -224,7 +224,7 @@ def parse_kdd99_raw(path: Path) -> tuple[np.ndarray, np.ndarray]:
     same float64 as ``float()`` or ``strtod`` give); the 3 categorical fields map to their index
     in :data:`KDD_CATEGORIES`, the label to 0 ("normal.") or 1 (an attack).
     """
-    import pandas as pd  # only this parser needs it (a dependency of arviz/xarray)
+    import pandas as pd  # only this parser needs it
 
     text = _read_bytes(path)
     if not text.endswith(b"\n"):
