@@ -4,6 +4,10 @@ A two-module package: ``outer`` in a.py calls ``inner`` in b.py, both ``cache=Tr
 changes with a.py byte-identical and its mtime kept, a new process must run the new ``inner``
 through ``outer`` (numba alone stamps a.py's cache entry by a.py only, and runs the old code),
 and the next process must load that new ``outer`` from the cache rather than compile it again.
+
+Each of those processes is forked, on request, from one fresh interpreter that has imported numba
+and never the package: it imports the package afresh, as a new process would, without starting
+Python and numba again.
 """
 
 from __future__ import annotations
@@ -36,24 +40,44 @@ def inner(x):
     return x * {factor}
 """
 
-RUN = """import json, sys
+# one child per line read from stdin; each prints its outcome as one JSON line
+FORKS = """import json, os, sys
 from pathlib import Path
+import numba  # noqa: F401
 from mixlab.numba_cache import install
-install(Path(sys.argv[1]) / "pkg")
-sys.path.insert(0, sys.argv[1])
-from pkg.a import outer
-value = outer(10)
-print(json.dumps({"value": value, "hits": sum(outer.stats.cache_hits.values())}))
+for _ in sys.stdin:
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            install(Path(sys.argv[1]) / "pkg")
+            sys.path.insert(0, sys.argv[1])
+            from pkg.a import outer
+            value = outer(10)
+            print(json.dumps({"value": value, "hits": sum(outer.stats.cache_hits.values())}),
+                  flush=True)
+            code = 0
+        finally:
+            os._exit(code)
+    status = os.waitpid(pid, 0)[1]
+    if status:
+        print(json.dumps({"failed": status}), flush=True)
 """
 
 
-def _run(tmp: Path) -> dict:
+def _processes(tmp: Path) -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=str(Path(mixlab.__file__).parent.parent))
     env.pop("NUMBA_CACHE_DIR", None)
     env.pop("NUMBA_DISABLE_JIT", None)
-    out = subprocess.run([sys.executable, "-c", RUN, str(tmp)], env=env, check=True,
-                         capture_output=True, text=True, timeout=120)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return subprocess.Popen([sys.executable, "-c", FORKS, str(tmp)], env=env, text=True,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+
+
+def _run(forks: subprocess.Popen) -> dict:
+    """Import the package and call ``outer(10)`` in a new process."""
+    forks.stdin.write("run\n")
+    forks.stdin.flush()
+    return json.loads(forks.stdout.readline())
 
 
 def test_callee_edit_in_another_file_recompiles_and_cache_still_hits(tmp_path):
@@ -62,13 +86,18 @@ def test_callee_edit_in_another_file_recompiles_and_cache_still_hits(tmp_path):
     (pkg / "__init__.py").write_text("")
     (pkg / "a.py").write_text(A_PY)
     (pkg / "b.py").write_text(B_PY.format(factor=2))
-    assert _run(tmp_path) == {"value": 21, "hits": 0}       # compiled, written to the cache
+    forks = _processes(tmp_path)
+    try:
+        assert _run(forks) == {"value": 21, "hits": 0}       # compiled, written to the cache
 
-    stat_a = (pkg / "a.py").stat()
-    (pkg / "b.py").write_text(B_PY.format(factor=3))       # same size, a.py untouched
-    os.utime(pkg / "a.py", ns=(stat_a.st_atime_ns, stat_a.st_mtime_ns))
-    assert _run(tmp_path) == {"value": 31, "hits": 0}       # the new inner, compiled afresh
-    assert _run(tmp_path) == {"value": 31, "hits": 1}       # then loaded from the cache
+        stat_a = (pkg / "a.py").stat()
+        (pkg / "b.py").write_text(B_PY.format(factor=3))    # same size, a.py untouched
+        os.utime(pkg / "a.py", ns=(stat_a.st_atime_ns, stat_a.st_mtime_ns))
+        assert _run(forks) == {"value": 31, "hits": 0}       # the new inner, compiled afresh
+        assert _run(forks) == {"value": 31, "hits": 1}       # then loaded from the cache
+    finally:
+        forks.stdin.close()
+        assert forks.wait(timeout=120) == 0
 
 
 def test_mixlab_kernels_use_the_tree_stamped_locator():
