@@ -20,6 +20,7 @@ and are not edges.
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "mixlab"
@@ -102,8 +103,14 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
+@functools.cache
+def mixlab_graph() -> dict[str, set[str]]:
+    """mixlab's own import graph, parsed once for the tests that read it (none changes it)."""
+    return import_graph(modules())
+
+
 def test_no_import_cycle_among_mixlab_modules():
-    graph = import_graph(modules())
+    graph = mixlab_graph()
     assert len(graph) > 50
     cycle = find_cycle(graph)
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
@@ -111,7 +118,7 @@ def test_no_import_cycle_among_mixlab_modules():
 
 def test_foundation_layers_point_one_way():
     """The registry records only; discovery, lookups and validation sit above it in order."""
-    graph = import_graph(modules())
+    graph = mixlab_graph()
     assert graph["mixlab.registrations"] == set()
     assert graph["mixlab.schema_nodes"] <= {"mixlab.errors"}
     assert "mixlab.registry" in graph["mixlab.schema"]
