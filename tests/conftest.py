@@ -11,10 +11,14 @@ def _isolated_cache(tmp_path_factory):
     """Tests never read or write the user's data cache; the mirror (if any) stays visible.
 
     Session-scoped, so module-scoped fixtures (set up before any function-scoped one) see the
-    same isolated cache as the tests that use them."""
+    same isolated cache as the tests that use them. The pytest-xdist workers of one run share it
+    (their base temporary directories are siblings), so each data set is parsed once per run:
+    the cache writes each file to a temporary name and renames it into place."""
     mp = pytest.MonkeyPatch()
     if "MIXLAB_DATA_DIR" not in os.environ:
-        mp.setenv("MIXLAB_DATA_DIR", str(tmp_path_factory.getbasetemp() / "data-cache"))
+        base = tmp_path_factory.getbasetemp()
+        shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+        mp.setenv("MIXLAB_DATA_DIR", str(shared / "data-cache"))
     mirror = os.environ.get("MIXLAB_DATA_MIRROR")
     if mirror and not os.path.isabs(mirror):
         mp.setenv("MIXLAB_DATA_MIRROR", str((Path.cwd() / mirror).resolve()))
