@@ -38,6 +38,9 @@ from ..numba_cache import CACHE
 __all__ = ["bilinear_envelope", "chain_max", "decode", "dual_bound", "trws_sweeps"]
 
 _JIT = {"cache": CACHE, "nogil": True, "boundscheck": False}
+# M[s, slot]: the message into s from its left, right, upper and lower neighbour. NumPy integers,
+# not literals: a literal argument would make numba compile _send once per value pair.
+_FROM_LEFT, _FROM_RIGHT, _FROM_UP, _FROM_DOWN = (np.int64(k) for k in range(4))
 
 
 @njit(**_JIT)
@@ -117,15 +120,15 @@ def trws_sweeps(G, wr, wd, mu, M, sweeps):
         for s in range(n):
             r, c = s // C, s % C
             if c + 1 < C:
-                _send(M, G, s, s + 1, 1, 0, wr[r, c], mu, tmp, out, arg, hull)
+                _send(M, G, s, s + 1, _FROM_RIGHT, _FROM_LEFT, wr[r, c], mu, tmp, out, arg, hull)
             if r + 1 < R:
-                _send(M, G, s, s + C, 3, 2, wd[r, c], mu, tmp, out, arg, hull)
+                _send(M, G, s, s + C, _FROM_DOWN, _FROM_UP, wd[r, c], mu, tmp, out, arg, hull)
         for s in range(n - 1, -1, -1):
             r, c = s // C, s % C
             if c > 0:
-                _send(M, G, s, s - 1, 0, 1, wr[r, c - 1], mu, tmp, out, arg, hull)
+                _send(M, G, s, s - 1, _FROM_LEFT, _FROM_RIGHT, wr[r, c - 1], mu, tmp, out, arg, hull)
             if r > 0:
-                _send(M, G, s, s - C, 2, 3, wd[r - 1, c], mu, tmp, out, arg, hull)
+                _send(M, G, s, s - C, _FROM_UP, _FROM_DOWN, wd[r - 1, c], mu, tmp, out, arg, hull)
 
 
 @njit(**_JIT)
