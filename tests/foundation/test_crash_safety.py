@@ -180,7 +180,8 @@ def test_second_writer_is_refused_with_the_live_pid(tmp_path):
     first = start("run", TOY, "budget.draws=null", "budget.seconds=60", "--out", out, "-q",
                   env={"MIXLAB_CHECKPOINT_SECONDS": "0.2"})
     try:
-        wait_for(lambda: (out / "run.h5").exists())
+        # a checkpoint first, so that the refusals have segments to keep
+        wait_for(lambda: checkpointed(out))
         # stopped while the second writers are refused: a stopped writer still holds its lock
         # and spends no CPU; it writes again while show and plot read the file
         first.send_signal(signal.SIGSTOP)
