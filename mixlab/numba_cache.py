@@ -10,6 +10,12 @@ as ``mixlab/austerity/kernels/jit.py`` are frozen into the machine code too).  A
 one of them recompiles all of the tree's kernels; files elsewhere (user code) keep numba's
 own locators untouched.
 
+Computing the stamp parses those modules (some 0.15 s of CPU), which every process that imports
+a kernel would pay; so the stamp is kept beside the tree's bytecode
+(``__pycache__/numba-tree-stamp.json``) with the size, times and inode of every ``.py`` file of
+the tree, the test Python itself applies to its bytecode, and computed again when any of them
+differs (or the file cannot be read or written).
+
 The cache directory is the one numba would choose (``NUMBA_CACHE_DIR``, the package's
 ``__pycache__``, or the user-wide cache).  If numba's caching internals are not the expected
 ones, :data:`CACHE` is False and mixlab's kernels compile in memory only (no stale code, no
@@ -21,6 +27,9 @@ from __future__ import annotations
 import ast
 import functools
 import hashlib
+import json
+import os
+import tempfile
 from pathlib import Path
 
 __all__ = ["CACHE", "install", "tree_stamp"]
@@ -73,10 +82,61 @@ def _local_imports(root: Path, path: Path, tree: ast.Module) -> set[Path]:
     return found
 
 
+#: the stamp and the stats it was computed for, in ``<root>/__pycache__``
+MEMO_NAME = "numba-tree-stamp.json"
+
+
 @functools.cache
 def tree_stamp(root: str) -> str:
-    """SHA-256 (hex) of the numba-importing modules under ``root`` and their local imports."""
+    """SHA-256 (hex) of the numba-importing modules under ``root`` and their local imports; read
+    from the memo when no ``.py`` file of the tree changed since it was written."""
     base = Path(root)
+    stats = _file_stats(base)           # before reading any source: a later edit is seen
+    memo = base / "__pycache__" / MEMO_NAME
+    try:
+        saved = json.loads(memo.read_text())
+        if saved["files"] == stats and isinstance(saved["stamp"], str):
+            return saved["stamp"]
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    stamp = _compute_stamp(base)
+    _write_memo(memo, {"stamp": stamp, "files": stats})
+    return stamp
+
+
+def _file_stats(base: Path) -> dict[str, list[int]]:
+    """Size, mtime, ctime (ns) and inode of every ``.py`` file under ``base``, by relative path."""
+    out = {}
+    for path in sorted(base.rglob("*.py")):
+        st = path.stat()
+        out[str(path.relative_to(base))] = [st.st_size, st.st_mtime_ns, st.st_ctime_ns,
+                                            st.st_ino]
+    return out
+
+
+def _write_memo(memo: Path, content: dict) -> None:
+    """Write the memo atomically; a tree that cannot be written to simply keeps no memo."""
+    tmp = None
+    try:
+        memo.parent.mkdir(exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=memo.parent, prefix=memo.name, suffix=".tmp")
+        with os.fdopen(fd, "w") as fh:
+            json.dump(content, fh)
+        os.chmod(tmp, 0o644)                # mkstemp's 0600 would hide it from other users
+        os.replace(tmp, memo)
+        tmp = None
+    except OSError:
+        pass
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+
+def _compute_stamp(base: Path) -> str:
+    """SHA-256 (hex) of the numba-importing modules under ``base`` and their local imports."""
     parsed: dict[Path, ast.Module | None] = {}
 
     def tree_of(path: Path) -> ast.Module | None:

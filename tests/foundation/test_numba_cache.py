@@ -20,7 +20,7 @@ from pathlib import Path
 
 import mixlab
 from mixlab.austerity.kernels import look
-from mixlab.numba_cache import CACHE
+from mixlab.numba_cache import CACHE, MEMO_NAME, _compute_stamp, tree_stamp
 
 A_PY = """from numba import njit
 
@@ -105,3 +105,34 @@ def test_mixlab_kernels_use_the_tree_stamped_locator():
     locator = look._look._cache._impl.locator
     assert type(locator).__name__ == "TreeStampLocator"
     assert locator._tree_root == Path(mixlab.__file__).parent.resolve()
+
+
+def test_tree_stamp_is_read_from_its_memo_only_while_no_source_changed(tmp_path):
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text(A_PY)
+    (pkg / "b.py").write_text(B_PY.format(factor=2))
+    stamp = tree_stamp.__wrapped__(str(pkg))            # computed, and the memo written
+    memo = pkg / "__pycache__" / MEMO_NAME
+    saved = json.loads(memo.read_text())
+    assert saved["stamp"] == stamp == _compute_stamp(pkg)
+    assert sorted(saved["files"]) == ["__init__.py", "a.py", "b.py"]
+
+    saved["stamp"] = "planted"                          # the memo is what a new process reads
+    memo.write_text(json.dumps(saved))
+    assert tree_stamp.__wrapped__(str(pkg)) == "planted"
+
+    (pkg / "b.py").write_text(B_PY.format(factor=30))   # an edit of a numba module
+    edited = tree_stamp.__wrapped__(str(pkg))
+    assert edited == _compute_stamp(pkg) != stamp
+    assert json.loads(memo.read_text())["stamp"] == edited
+
+    (pkg / "c.py").write_text("X = 1\n")               # a new file is looked at too
+    saved = json.loads(memo.read_text())
+    saved["stamp"] = "planted"
+    memo.write_text(json.dumps(saved))
+    assert tree_stamp.__wrapped__(str(pkg)) == edited   # (c.py imports no numba: same stamp)
+
+    memo.write_text("{not json")                        # an unreadable memo is computed anew
+    assert tree_stamp.__wrapped__(str(pkg)) == edited
