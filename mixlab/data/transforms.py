@@ -40,6 +40,10 @@ def binarize(X: np.ndarray, threshold: float) -> np.ndarray:
     return (X > threshold).astype(np.float32)
 
 
+#: raise when :func:`pca_fit` changes its numbers (the data cache keeps fits under it)
+PCA_VERSION = 1
+
+
 def pca_fit(X: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Fit PCA on X (n, d) by SVD of the centred data (float64).
 

@@ -85,6 +85,28 @@ def test_pca_is_fitted_on_train_only(fake, monkeypatch):
     np.testing.assert_allclose(ds.test.X, (arrays["X_test"] - Xtr.mean(0)) @ comps.T, atol=1e-4)
 
 
+def test_pca_fit_is_kept_in_the_data_cache_bit_for_bit(fake_mirror, monkeypatch):
+    first = data.load("fake", pca=2)
+    fitted = sorted((data.data_dir() / "pca").glob("*.npz"))
+    assert len(fitted) == 1
+
+    def no_fit(*a):
+        raise AssertionError("fitted again although the data cache holds the fit")
+
+    with monkeypatch.context() as m:
+        m.setattr(data.transforms, "pca_fit", no_fit)
+        again = data.load("fake", pca=2)
+    for a, b in ((first.train.X, again.train.X), (first.test.X, again.test.X),
+                 (first.info["pca"]["components"], again.info["pca"]["components"])):
+        assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
+
+    fitted[0].write_bytes(b"not an npz")           # an unreadable fit is fitted again
+    assert data.load("fake", pca=2).train.X.tobytes() == first.train.X.tobytes()
+    data.load("fake", pca=3)                       # another k (or other rows): another fit
+    data.load("fake", pca=2, max_train=20)
+    assert len(list((data.data_dir() / "pca").glob("*.npz"))) == 3
+
+
 def test_pca_after_binarize_and_errors(fake_mirror):
     ds = data.load("fake", binarize=0.5, pca=2)
     b = data.load("fake", binarize=0.5)
