@@ -28,9 +28,9 @@ import ast
 import functools
 import hashlib
 import json
-import os
-import tempfile
 from pathlib import Path
+
+from .atomic import WriteFailure, atomic_write
 
 __all__ = ["CACHE", "install", "tree_stamp"]
 
@@ -116,23 +116,11 @@ def _file_stats(base: Path) -> dict[str, list[int]]:
 
 def _write_memo(memo: Path, content: dict) -> None:
     """Write the memo atomically; a tree that cannot be written to simply keeps no memo."""
-    tmp = None
     try:
         memo.parent.mkdir(exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=memo.parent, prefix=memo.name, suffix=".tmp")
-        with os.fdopen(fd, "w") as fh:
-            json.dump(content, fh)
-        os.chmod(tmp, 0o644)                # mkstemp's 0600 would hide it from other users
-        os.replace(tmp, memo)
-        tmp = None
-    except OSError:
+        atomic_write(memo, json.dumps(content).encode())
+    except (OSError, WriteFailure):
         pass
-    finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
 
 
 def _compute_stamp(base: Path) -> str:
