@@ -46,7 +46,7 @@ def _per_chain(idx: np.ndarray, chains: int) -> np.ndarray:
     read-only); one chain's is a view, more chains' a copy."""
     if chains == 1 and idx.flags.c_contiguous and idx.flags.writeable:
         return idx.reshape(1, -1)
-    return np.array(np.broadcast_to(idx, (chains, idx.size)))
+    return np.ascontiguousarray(np.broadcast_to(idx, (chains, idx.size)))
 
 
 class LogisticPosterior:

@@ -117,3 +117,17 @@ def test_theta_in_any_layout_gives_the_same_loglik(problem):
     assert np.array_equal(post.loglik(th[1]), ref[1:2])
     with pytest.raises(ValueError, match="theta must be"):
         post.loglik(np.zeros((3, post.d + 1)))
+
+
+def test_shared_indices_reach_the_gather_kernels_in_one_layout():
+    """One compiled specialisation of the gather kernels: shared indices become (C, n) int64,
+    C-contiguous and writable, whatever C (a broadcast view would be read-only)."""
+    from numba import typeof
+
+    from mixlab.austerity.logistic import _per_chain
+
+    idx = np.arange(7, dtype=np.int64)
+    types = {typeof(_per_chain(idx, c)) for c in (1, 3)} | {typeof(np.tile(idx, (3, 1)))}
+    assert len(types) == 1
+    assert _per_chain(idx, 1).base is idx                  # one chain: a view, no copy
+    np.testing.assert_array_equal(_per_chain(idx, 3), np.tile(idx, (3, 1)))
