@@ -9,6 +9,7 @@ running it again resumes from there.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import hashlib
 import importlib.metadata
 import json
@@ -118,21 +119,23 @@ class Context:
                seconds: float | None = None, thin: int = 1, evaluators=(),
                record: bool | tuple = True, rng: np.random.Generator | None = None,
                block: int | None = None, desc: str | None = None,
-               summarize: Callable | None = None) -> StreamResult:
+               summarize: Callable | None = None,
+               block_seconds: float | None = None) -> StreamResult:
         """Run a sampler under a budget into ``/streams/<name>`` (resumable); see runner."""
         rng = rng if rng is not None else self.rng("stream", name)
         self._record_inputs(name, sampler)
         sampler = checked(sampler, name)  # the first init/step checked against the contract
         if self._pool is not None:
             kwargs = dict(draws=draws, seconds=seconds, thin=thin, record=record, block=block,
-                          checkpoint_seconds=checkpoint_seconds(), summarize=summarize)
+                          checkpoint_seconds=checkpoint_seconds(), summarize=summarize,
+                          block_seconds=block_seconds)
             return self._pool.submit(name, sampler, rng, evaluators, kwargs, desc or name,
                                      self.log)
         with self.progress(total=draws, desc=desc or name, unit="draw") as bar:
             result = run_stream(self.store, name, sampler, rng, draws=draws, seconds=seconds,
                                 thin=thin, evaluators=evaluators, record=record, block=block,
                                 progress=bar, checkpoint_seconds=checkpoint_seconds(),
-                                summarize=summarize)
+                                summarize=summarize, block_seconds=block_seconds)
         self.log(f"stream {name}: {result.draws} draws/chain in {result.seconds:.2f} s")
         return result
 
@@ -214,6 +217,16 @@ def checkpoint_seconds() -> float:
 
 def provenance() -> dict:
     """mixlab version, git commit and dirty flag, package versions, creation time."""
+    code = _code_provenance()
+    return {**code, "packages": dict(code["packages"]),
+            "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+            "python": sys.version.split()[0]}
+
+
+@functools.lru_cache(maxsize=1)
+def _code_provenance() -> dict:
+    """The installed code's identity, once per process (two git commands and a metadata
+    look-up per package: a league's cells would otherwise repeat them in every run)."""
     here = Path(__file__).resolve().parent.parent
     commit, dirty = "unknown", "unknown"
     try:
@@ -231,14 +244,8 @@ def provenance() -> dict:
             versions[pkg] = importlib.metadata.version(pkg)
         except importlib.metadata.PackageNotFoundError:
             versions[pkg] = None
-    return {
-        "mixlab_version": __version__,
-        "git_commit": commit,
-        "git_dirty": str(dirty),
-        "packages": versions,
-        "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        "python": sys.version.split()[0],
-    }
+    return {"mixlab_version": __version__, "git_commit": commit, "git_dirty": str(dirty),
+            "packages": versions}
 
 
 def default_run_dir(spec: dict, root: str | Path = "runs") -> Path:
@@ -399,7 +406,7 @@ def execute(spec: dict, run_dir: str | Path, *, force: bool = False, quiet: bool
         lock.release(remove=True)  # complete: nobody needs to know who wrote it last
     finally:
         lock.release()
-    if render:
+    if render and registry.figures_for(spec["experiment"]):   # none: no need to reopen the run
         from .plotting import render_all
 
         render_all(run_dir)

@@ -26,6 +26,7 @@ import resource
 from pathlib import Path
 
 import h5py
+from h5py import h5d, h5l, h5o
 
 from . import confined
 from .errors import RunFileError
@@ -94,60 +95,69 @@ def check_run_file(f: h5py.File, run_dir: Path, size: int, path: Path) -> None:
 
 
 def _walk(f: h5py.File, path: Path, size: int, run_dir: Path | None, checked: dict) -> None:
-    """Check every object of ``f`` (``run_dir`` None: a segment file, no virtual datasets)."""
+    """Check every object of ``f`` (``run_dir`` None: a segment file, no virtual datasets).
+
+    One recursive link visit (``H5Lvisit``, which reports soft and external links without
+    following them and recurses into each group once) lists every link with its kind and, for a
+    hard link, the object's address; only the datasets are then opened."""
     bound = read_bound()
-    seen: set[int] = {hash(f.id)}
-    stack: list[h5py.Group] = [f]
-    count = 0
-    while stack:
-        group = stack.pop()
+    links: list[tuple[bytes, int, int]] = []
+
+    def visit(name: bytes, info) -> int | None:
+        links.append((name, info.type, info.u))
+        return 1 if len(links) > MAX_OBJECTS else None   # anything but None stops the visit
+
+    try:
+        f.id.links.visit(visit, info=True)
+    except (OSError, RuntimeError, ValueError) as exc:
+        raise _refuse(path, "/", f"a group whose members cannot be listed ({exc})") from None
+    if len(links) > MAX_OBJECTS:
+        raise _refuse(path, "/" + links[-1][0].decode("utf-8", "replace"),
+                      f"past {MAX_OBJECTS:,} objects (mixlab writes far fewer)")
+    seen = {h5o.get_info(f.id).addr}
+    for raw, kind, target in links:
+        where = "/" + raw.decode("utf-8", "replace")
+        if kind == h5l.TYPE_EXTERNAL:
+            raise _refuse(path, where, "an external link (to another file)")
+        if kind == h5l.TYPE_SOFT:
+            raise _refuse(path, where, f"a soft link (to '{_soft_target(f, raw)}')")
+        if kind != h5l.TYPE_HARD:
+            raise _refuse(path, where, "a link of a kind mixlab does not write")
+        if target in seen:
+            raise _refuse(path, where, "a second link to an object already linked (a loop "
+                                       "or an alias; mixlab writes neither)")
+        seen.add(target)
         try:
-            names = list(group.keys())
-        except (UnicodeDecodeError, OSError, RuntimeError) as exc:
-            raise _refuse(path, group.name,
-                          f"a group whose members cannot be listed ({exc})") from None
-        for name in names:
-            where = f"{group.name.rstrip('/')}/{name}"
-            count += 1
-            if count > MAX_OBJECTS:
-                raise _refuse(path, where, f"past {MAX_OBJECTS:,} objects (mixlab writes far "
-                                           f"fewer)")
-            try:
-                link = group.get(name, getlink=True)
-            except (OSError, RuntimeError, KeyError) as exc:
-                raise _refuse(path, where,
-                              f"a link of a kind mixlab does not write ({exc})") from None
-            if isinstance(link, h5py.ExternalLink):
-                raise _refuse(path, where, "an external link (to another file)")
-            if isinstance(link, h5py.SoftLink):
-                raise _refuse(path, where, f"a soft link (to '{link.path}')")
-            if not isinstance(link, h5py.HardLink):
-                raise _refuse(path, where, "a link of a kind mixlab does not write")
-            obj = group.get(name)
-            if hash(obj.id) in seen:
-                raise _refuse(path, where, "a second link to an object already linked (a loop "
-                                           "or an alias; mixlab writes neither)")
-            seen.add(hash(obj.id))
-            if isinstance(obj, h5py.Group):
-                stack.append(obj)
-            elif isinstance(obj, h5py.Dataset):
-                _check_dataset(obj, where, path, size, run_dir, bound, checked)
+            obj = h5o.open(f.id, raw)
+        except (OSError, RuntimeError, KeyError) as exc:
+            raise _refuse(path, where, f"an object that cannot be opened ({exc})") from None
+        if isinstance(obj, h5d.DatasetID):
+            _check_dataset(obj, where, path, size, run_dir, bound, checked)
 
 
-def _check_dataset(ds: h5py.Dataset, where: str, path: Path, size: int, run_dir: Path | None,
-                   bound: int, checked: dict) -> None:
-    if ds.external:
+def _soft_target(f: h5py.File, raw: bytes) -> str:
+    try:
+        return f.id.links.get_val(raw).decode("utf-8", "replace")
+    except (OSError, RuntimeError, KeyError, AttributeError):
+        return "?"
+
+
+def _check_dataset(ds: h5d.DatasetID, where: str, path: Path, size: int,
+                   run_dir: Path | None, bound: int, checked: dict) -> None:
+    dcpl = ds.get_create_plist()
+    if dcpl.get_external_count():
         raise _refuse(path, where, "a dataset stored in external raw files")
-    if ds.id.get_create_plist().get_nfilters():
+    if dcpl.get_nfilters():
         raise _refuse(path, where, "a filtered (compressed) dataset, which mixlab does not write")
-    nbytes = declared_bytes(ds)
+    space = ds.get_space()
+    nbytes = space.get_simple_extent_npoints() * ds.get_type().get_size()   # scalar 1, null 0
     holds = size
-    if ds.is_virtual:
+    if dcpl.get_layout() == h5d.VIRTUAL:
         if run_dir is None:
             raise _refuse(path, where, "a virtual dataset inside a segment file")
         sources = set()
-        for vs in ds.virtual_sources():
-            name = vs.file_name
+        for j in range(dcpl.get_virtual_count()):
+            name = dcpl.get_virtual_filename(j)
             if not SEGMENT_SOURCE.match(name):
                 raise _refuse(path, where, f"a virtual dataset reading '{name}', which is not a "
                                            f"segment file of this run")
@@ -157,7 +167,7 @@ def _check_dataset(ds: h5py.Dataset, where: str, path: Path, size: int, run_dir:
         holds = sum(checked[name] for name in sources)
     if nbytes > holds:
         raise _refuse(path, where, f"a dataset declaring {nbytes:,} bytes (shape "
-                                   f"{tuple(ds.shape)}), more than its file(s) hold "
+                                   f"{space.shape}), more than its file(s) hold "
                                    f"({holds:,} bytes)")
     if nbytes > bound:
         raise _refuse(path, where, f"a dataset of {nbytes:,} bytes, more than the {bound:,} "

@@ -18,6 +18,7 @@ the streams, and a run started at ``-j 2`` resumes at ``-j 1`` to those same byt
 from __future__ import annotations
 
 import functools
+import math
 import json
 import signal
 import time
@@ -83,7 +84,8 @@ def run_stream(store: RunStore, name: str, sampler: Any, rng: np.random.Generato
                draws: int | None = None, seconds: float | None = None, thin: int = 1,
                evaluators: Iterable = (), record: bool | tuple = True, block: int | None = None,
                checkpoint_seconds: float = 10.0, progress=None,
-               summarize: Callable | None = None) -> StreamResult:
+               summarize: Callable | None = None,
+               block_seconds: float | None = None) -> StreamResult:
     """Run ``sampler`` until ``draws`` draws per chain (after thinning) or ``seconds`` of
     sampling time, whichever comes first; resume from the stream's checkpoint if there is one.
 
@@ -93,9 +95,17 @@ def run_stream(store: RunStore, name: str, sampler: Any, rng: np.random.Generato
     ``summarize(block) -> {stat: (chain, n) float}`` maps a block of draws ``{key: (chain, n,
     ...)}`` to scalar summaries per draw, stored as ``summary/<stat>`` (chain, draw) float64 whether
     or not the draws are recorded (mixing diagnostics read them).
+
+    ``block_seconds`` (a time-budgeted stream only) also ends a block once it has sampled that
+    long, so a fast sampler's blocks hold many draws (few per-block costs: summaries,
+    evaluators, writes) and a slow one's few (evaluator curves still resolved in time). Block
+    ends then depend on the clock, so a draw budget does not take it: its blocks, hence its
+    curves, are the same on every machine.
     """
     if draws is None and seconds is None:
         raise ValueError(f"stream {name}: give a budget in draws or in seconds")
+    if block_seconds is not None and (draws is not None or not block_seconds > 0):
+        raise ValueError(f"stream {name}: block_seconds (> 0) is for a budget in seconds alone")
     if thin < 1:
         raise ValueError("thin must be >= 1")
     evaluators = list(evaluators)
@@ -137,6 +147,7 @@ def run_stream(store: RunStore, name: str, sampler: Any, rng: np.random.Generato
         stat_buf: dict[str, np.ndarray] = {}
         times = None
         i = 0
+        block_end = elapsed + block_seconds if block_seconds is not None else math.inf
         while True:
             t0 = time.perf_counter()
             try:
@@ -164,7 +175,8 @@ def run_stream(store: RunStore, name: str, sampler: Any, rng: np.random.Generato
             i += 1
             if progress is not None:
                 progress.update(1)
-            if i == n_block or (seconds is not None and elapsed >= seconds):
+            if i == n_block or elapsed >= block_end or (seconds is not None and
+                                                        elapsed >= seconds):
                 break
         if i < n_block:
             buf = {k: v[:, :i] for k, v in buf.items()}

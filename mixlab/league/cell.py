@@ -51,7 +51,9 @@ SCHEMA = {
     "reach_error": Param(None, float, lo=0, lo_open=True, nullable=True,
                          help="the stated error (seconds and work to reach it) for every "
                               "target; null: each target's own (mixlab.league.reach)"),
-    "block": Param(20, int, lo=1, help="draws per stream block (curve resolution)"),
+    "block": Param(20, int, lo=1, help="draws per equal-work stream block (curve resolution)"),
+    "time_points": Param(64, int, lo=1, help="blocks (curve points) per equal-time stream: a "
+                                             "block ends after seconds/time_points of sampling"),
     "init": Param("random", str, help="initial state for samplers that take one"),
 }
 
@@ -110,7 +112,8 @@ def run_cell(ctx) -> None:
         ev = inst.yardstick(second_marks=[f * p["seconds"] for f in fr], series=f"s{s}_time")
         res = ctx.stream(f"s{s}_time", cost.WorkMeter(make(), fam, label, inst.n_total),
                          seconds=p["seconds"], evaluators=[ev], record=False,
-                         rng=ctx.rng("seed", s, "time"), block=p["block"],
+                         rng=ctx.rng("seed", s, "time"),
+                         block_seconds=p["seconds"] / p["time_points"],
                          summarize=inst.summarize)
         per_seed["time"].append(_leg(ctx, f"s{s}_time", ev, res, ev.sec_marks_err, p,
                                      reach))

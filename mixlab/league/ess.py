@@ -53,17 +53,17 @@ def _split(x: np.ndarray) -> np.ndarray:
     return np.concatenate((x[:, :half], x[:, x.shape[1] - half:]), axis=0)
 
 
-def _ess(x: np.ndarray, acov: np.ndarray | None = None) -> float:
-    """ESS of ``x (chains, draws)`` (no splitting, no ranking); ``acov``: its autocovariance
-    when already computed."""
+def _ess(x: np.ndarray, acov_mean: np.ndarray | None = None) -> float:
+    """ESS of ``x (chains, draws)`` (no splitting, no ranking); ``acov_mean (draws,)``: its
+    autocovariance averaged over chains, when already computed."""
     x = np.asarray(x, dtype=float)
     if np.isnan(x).any():
         return float("nan")
     if np.max(x) - np.min(x) < np.finfo(float).resolution:
         return float(x.size)
     n_chain, n_draw = x.shape
-    acov = _autocov(x) if acov is None else acov
-    acov_t = acov.mean(axis=0).tolist()     # mean over chains at each lag (floats: fast loop)
+    acov_mean = _autocov(x).mean(axis=0) if acov_mean is None else acov_mean
+    acov_t = _Lags(acov_mean)               # mean over chains at each lag (floats: fast loop)
     mean_var = acov_t[0] * n_draw / (n_draw - 1.0)
     var_plus = mean_var * (n_draw - 1.0) / n_draw
     if n_chain > 1:
@@ -90,6 +90,19 @@ def _ess(x: np.ndarray, acov: np.ndarray | None = None) -> float:
     tau = -1.0 + 2.0 * np.sum(rho[:max_t + 1]) + np.sum(rho[max_t + 1:max_t + 2])
     tau = max(tau, 1 / np.log10(size))
     return float("nan") if np.isnan(rho).any() else float(size / tau)
+
+
+class _Lags:
+    """``a (n,)`` read as Python floats, converted in pieces as the Geyer sequences reach
+    them (they usually stop after a few lags; converting all n is most of the cost)."""
+
+    def __init__(self, a: np.ndarray):
+        self.a, self.vals = a, a[:64].tolist()
+
+    def __getitem__(self, t: int) -> float:
+        if t >= len(self.vals):
+            self.vals = self.a[:max(2 * len(self.vals), t + 1)].tolist()
+        return self.vals[t]
 
 
 def _average_ranks(v: np.ndarray) -> np.ndarray:
@@ -129,10 +142,10 @@ def mcse_mean(x: np.ndarray) -> np.ndarray:
     if x.ndim < 3 or x.shape[1] < MIN_DRAWS:
         return out
     s = _split(x)                                                     # (2 chains, half, n)
-    acov = _autocov(s)
+    acov_mean = _autocov(s).mean(axis=0)                              # (half, n)
     sd = np.std(x.reshape(-1, *x.shape[2:]), axis=0, ddof=1)
     for i in np.ndindex(*x.shape[2:]):
         site = (slice(None), slice(None)) + i
         if not np.isnan(x[site]).any():
-            out[i] = sd[i] / np.sqrt(_ess(s[site], acov[site]))
+            out[i] = sd[i] / np.sqrt(_ess(s[site], acov_mean[(slice(None),) + i]))
     return out

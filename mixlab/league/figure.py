@@ -32,7 +32,14 @@ def draw_league(league_dir: Path, entries: list[Entry], info: dict) -> Path:
     with matplotlib.style.context(str(STYLE)):
         fig = Figure(figsize=(4.2 * ncols, 3.4 * nrows))
         FigureCanvasAgg(fig)
-        grid = fig.add_gridspec(nrows, ncols)
+        # fixed margins and gaps, room for the heat maps' slanted target names (tight_layout
+        # would measure every text first: about as long as drawing the figure)
+        width, height = 4.2 * ncols, 3.4 * nrows                  # inches
+        names = 0.06 * max(len(s) for s in snames) + 0.5          # sampler names + axis label
+        axes_width = (width - names - 0.2) / ncols / 1.1
+        grid = fig.add_gridspec(nrows, ncols, left=names / width, right=1 - 0.2 / width,
+                                bottom=0.55 / height, top=1 - 0.6 / height,
+                                wspace=(names + 0.9) / axes_width, hspace=0.75)
         for k, clock in enumerate(("time", "work")):
             _heat(fig.add_subplot(grid[0, k]), entries, tnames, snames, clock, info)
         ax = fig.add_subplot(grid[0, 2])
@@ -45,7 +52,6 @@ def draw_league(league_dir: Path, entries: list[Entry], info: dict) -> Path:
             ax.set_title(t, fontsize=9)
         fig.suptitle(f"{info['family']} league ({info['scale']}): rank and "
                      f"{info['yardstick']} vs time", fontsize=10)
-        fig.tight_layout()
         buf = io.BytesIO()
         fig.savefig(buf, format="png", metadata=PNG_METADATA)
     return confined.write_atomic(league_dir, "league.png", buf.getvalue())
@@ -102,11 +108,12 @@ def _curves(ax, league_dir: Path, entries: list[Entry], colors: dict, info: dict
                     marker="o" if len(c["x"]) < 3 else None, ms=3,   # a slow sampler's points
                     label=e.sampler if first else None)
             first = False
-    from matplotlib.ticker import NullFormatter
+    from matplotlib.ticker import NullLocator
 
     ax.set_xscale("log")
     ax.set_yscale("log" if positive else "linear")
-    ax.xaxis.set_minor_formatter(NullFormatter())
+    for axis in (ax.xaxis, ax.yaxis):     # no minor ticks: a log axis makes dozens, each drawn
+        axis.set_minor_locator(NullLocator())
     ax.set_xlabel("sampling time (seconds)")
     names = [e.results.get("yardstick") for e in entries if e.results.get("yardstick")]
     ax.set_ylabel(names[0] if names else info["yardstick"], fontsize=7)

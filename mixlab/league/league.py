@@ -33,7 +33,7 @@ from .rank import Entry, rank_all
 from .report import csv_text, markdown, text_table
 
 _CELL_KEYS = ("seeds", "chains", "seconds", "work", "work_max_seconds", "fractions",
-              "reach_error", "block", "init")
+              "reach_error", "block", "time_points", "init")
 
 SCHEMA = {
     "family": Param(type=str, choices=tuple(registry.FAMILIES), help="the sampler family"),
@@ -160,8 +160,9 @@ def warm_up(family: str, cells: list[dict]) -> None:
     cells, which record the reason."""
     import scipy.fft  # noqa: F401  (the ESS's FFT length)
     import scipy.special  # noqa: F401
+    import tqdm  # noqa: F401  (each stream's progress bar, disabled in a cell)
 
-    from .. import context, plotting  # noqa: F401  (each cell runs through them)
+    from .. import context, parallel, plotting  # noqa: F401  (each cell runs through them)
     from . import cell, ess  # noqa: F401
 
     done = set()
