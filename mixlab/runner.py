@@ -18,8 +18,8 @@ the streams, and a run started at ``-j 2`` resumes at ``-j 1`` to those same byt
 from __future__ import annotations
 
 import functools
-import math
 import json
+import math
 import signal
 import time
 from collections.abc import Callable, Iterable
