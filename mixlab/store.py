@@ -265,10 +265,12 @@ class RunStore:
         return self.stream_arrays(name, [key], chains, draws)[key]
 
     def stream_arrays(self, name: str, keys: list[str], chains=slice(None),
-                         draws=slice(None)) -> dict[str, np.ndarray]:
+                      draws=slice(None), publish: bool = True) -> dict[str, np.ndarray]:
         """``{key: stream(name, key, chains, draws)}`` for several keys, from one snapshot
-        (published and opened once)."""
-        self.publish()
+        (published and opened once). ``publish=False`` reads the last published snapshot as it
+        is: enough for a stream that has finished since (its end was published)."""
+        if publish:
+            self.publish()
         refuse_vds_prefix(self.path)
         out = {}
         with h5py.File(confined.check(self.run_dir, self.path.name, must_exist=True), "r",

@@ -32,6 +32,7 @@ import shutil
 import tarfile
 import tempfile
 import uuid
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -299,7 +300,8 @@ def _write_bookkeeping(path: Path, text: str) -> None:
 class _Table:
     """The sweep's bookkeeping: one row per point, rewritten to sweep.csv as points end."""
 
-    def __init__(self, sweep_dir: Path, grid: dict, summary: list[str], dirs: list[Path]):
+    def __init__(self, sweep_dir: Path, grid: dict, summary: list[str], dirs: list[Path],
+                 on_point: Callable[[int, Path, str], None] | None = None):
         self.path = sweep_dir / "sweep.csv"
         self.grid, self.summary, self.dirs = grid, summary, dirs
         self.points = grid_points(grid)
@@ -307,11 +309,14 @@ class _Table:
         self.status, self.error = [PENDING] * n, [""] * n
         self.results: list[dict] = [{} for _ in range(n)]
         self.happened = [""] * n
+        self.on_point = on_point
 
     def record(self, i: int, out: dict) -> None:
         self.status[i], self.error[i] = out["status"], out["error"]
         self.results[i], self.happened[i] = out["results"], out["happened"]
         self.write()
+        if self.on_point is not None:
+            self.on_point(i, self.dirs[i], self.status[i])
 
     def keys(self) -> list[str]:
         return self.summary or sorted({k for r in self.results for k in r})
@@ -331,8 +336,12 @@ class _Table:
 
 def run_sweep(sweep_dir: Path, specs: list[dict], grid: dict, summary: list[str], *,
               workers: int = 1, scheduler: str | None = None,
-              quiet: bool = True, start_method: str = "spawn") -> SweepOutcome:
+              quiet: bool = True, start_method: str = "spawn",
+              on_point: Callable[[int, Path, str], None] | None = None) -> SweepOutcome:
     """Run every point not yet complete; returns what happened (failed points included).
+
+    ``on_point(i, run_dir, status)`` is called in this process as each point this call runs ends (with
+    a pool: while the others still run, so this process can use its otherwise idle time).
 
     ``start_method``: how the pool's worker processes start (``multiprocessing``): "spawn",
     fresh interpreters that import what they need, or "fork", copies of this process that
@@ -346,7 +355,7 @@ def run_sweep(sweep_dir: Path, specs: list[dict], grid: dict, summary: list[str]
     sweep_dir.mkdir(parents=True, exist_ok=True)
     _write_bookkeeping(sweep_dir / "sweep.yaml", dump({"grid": grid, "summary": summary,
                                                         "points": [str(d) for d in dirs]}))
-    table = _Table(sweep_dir, grid, summary, dirs)
+    table = _Table(sweep_dir, grid, summary, dirs, on_point)
     todo = []
     for i, (s, d) in enumerate(zip(specs, dirs)):
         state, results = existing_run(s, d)

@@ -192,7 +192,8 @@ def _min_ess(ctx, name: str) -> float:
     g = ctx.store.f.get(f"streams/{name}/summary")
     if g is None:
         return float("nan")
-    stats = ctx.store.stream_arrays(name, [f"summary/{k}" for k in g])
+    # the stream has just finished, and its end was published: no need to publish again
+    stats = ctx.store.stream_arrays(name, [f"summary/{k}" for k in g], publish=False)
     vals = [ess_bulk(np.asarray(v, np.float64)) for v in stats.values()]
     vals = [v for v in vals if np.isfinite(v)]
     return float(min(vals)) if vals else float("nan")

@@ -14,7 +14,36 @@ import numpy as np
 from .rank import Entry
 
 
-def draw_league(league_dir: Path, entries: list[Entry], info: dict) -> Path:
+def prepare() -> None:
+    """Import what drawing needs (about a second of CPU)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.backends.backend_agg  # noqa: F401
+    import matplotlib.figure  # noqa: F401
+
+    from .. import plotting  # noqa: F401
+
+
+def time_curves(run_dir: Path) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """A cell's equal-time curves ``{stream: (seconds (k,), error (k,))}`` from its run file
+    (empty when it cannot be read: the figure leaves the cell out, its row says why)."""
+    from ..store import RunReader
+
+    if not (Path(run_dir) / "run.h5").is_file():
+        return {}
+    try:
+        with RunReader(Path(run_dir)) as r:
+            series = r.metrics().get("error_vs_seconds", {})
+    except Exception:  # noqa: BLE001  (an unreadable cell is simply not drawn)
+        return {}
+    return {name: (np.asarray(c["x"], float), np.asarray(c["y"], float))
+            for name, c in sorted(series.items()) if name.endswith("_time") and len(c["x"])}
+
+
+def draw_league(league_dir: Path, entries: list[Entry], info: dict,
+                curves: dict[str, dict] | None = None) -> Path:
+    """The figure; ``curves``: run dir -> :func:`time_curves`, for the cells already read."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -48,7 +77,7 @@ def draw_league(league_dir: Path, entries: list[Entry], info: dict) -> Path:
         colors = {s: f"C{i % 10}" for i, s in enumerate(snames)}
         for i, t in enumerate(tnames):
             ax = fig.add_subplot(grid[1 + i // ncols, i % ncols])
-            _curves(ax, league_dir, [e for e in entries if e.target == t], colors, info)
+            _curves(ax, [e for e in entries if e.target == t], colors, info, curves or {})
             ax.set_title(t, fontsize=9)
         fig.suptitle(f"{info['family']} league ({info['scale']}): rank and "
                      f"{info['yardstick']} vs time", fontsize=10)
@@ -86,26 +115,17 @@ def _heat(ax, entries, tnames, snames, clock, info) -> None:
     ax.figure.colorbar(im, ax=ax, label="rank (1 = best)")
 
 
-def _curves(ax, league_dir: Path, entries: list[Entry], colors: dict, info: dict) -> None:
-    from ..store import RunReader
-
+def _curves(ax, entries: list[Entry], colors: dict, info: dict, curves: dict) -> None:
     positive = True                 # a reference truth's error can fall below 0
     for e in entries:
-        run_dir = Path(e.run_dir)
-        if not e.run_dir or not (run_dir / "run.h5").is_file():
+        if not e.run_dir:
             continue
-        try:
-            with RunReader(run_dir) as r:
-                series = r.metrics().get("error_vs_seconds", {})
-        except Exception:  # an unreadable cell is simply not drawn; its row says why
-            continue
+        series = curves.get(e.run_dir)
         first = True
-        for name, c in sorted(series.items()):
-            if not name.endswith("_time") or not len(c["x"]):
-                continue
-            positive = positive and bool(np.all(np.asarray(c["y"], float) > 0))
-            ax.plot(c["x"], c["y"], color=colors[e.sampler], lw=0.8, alpha=0.8,
-                    marker="o" if len(c["x"]) < 3 else None, ms=3,   # a slow sampler's points
+        for x, y in (time_curves(Path(e.run_dir)) if series is None else series).values():
+            positive = positive and bool(np.all(y > 0))
+            ax.plot(x, y, color=colors[e.sampler], lw=0.8, alpha=0.8,
+                    marker="o" if len(x) < 3 else None, ms=3,   # a slow sampler's points
                     label=e.sampler if first else None)
             first = False
     from matplotlib.ticker import NullLocator

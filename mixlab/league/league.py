@@ -129,18 +129,30 @@ def run_league(spec: dict, league_dir: Path, *, workers: int = 1, scheduler: str
     # one BLAS thread per cell, in this process too (the pool's workers set their own)
     from threadpoolctl import threadpool_limits
 
+    curves: dict[str, dict] = {}
+
+    def cell_done(i: int, run_dir: Path, status: str) -> None:
+        """While the other cells run: read this one's curves for the figure (and, the first
+        time, import the figure's modules), which would otherwise wait for the last cell."""
+        from . import figure
+
+        if not curves:
+            figure.prepare()
+        if status == "complete":
+            curves[str(run_dir)] = figure.time_curves(run_dir)
+
     with threadpool_limits(1):
         if workers > 1 and not scheduler:
             warm_up(spec["family"], cells)
         outcome = run_sweep(league_dir, cells, grid, [], workers=workers, scheduler=scheduler,
-                            quiet=quiet, start_method=_start_method())
+                            quiet=quiet, start_method=_start_method(), on_point=cell_done)
     entries = [Entry(c["target"]["name"], c["label"], outcome.status[i], outcome.error[i],
                      outcome.results[i], str(outcome.dirs[i])) for i, c in enumerate(cells)]
     rank_all(entries)
     wall = time.perf_counter() - t0
     info = league_info(spec, entries, wall, workers, [str(d) for d in outcome.dirs],
                        scheduler)
-    text = write_outputs(league_dir, entries, info)
+    text = write_outputs(league_dir, entries, info, curves)
     return text, entries
 
 
@@ -162,7 +174,7 @@ def warm_up(family: str, cells: list[dict]) -> None:
     import scipy.special  # noqa: F401
     import tqdm  # noqa: F401  (each stream's progress bar, disabled in a cell)
 
-    from .. import context, parallel, plotting  # noqa: F401  (each cell runs through them)
+    from .. import context, parallel  # noqa: F401  (each cell runs through them)
     from . import cell, ess  # noqa: F401
 
     done = set()
@@ -198,7 +210,8 @@ def league_info(spec: dict, entries: list[Entry], wall: float, workers: int,
             "cells": dirs, "name": spec["name"]}
 
 
-def write_outputs(league_dir: Path, entries: list[Entry], info: dict) -> str:
+def write_outputs(league_dir: Path, entries: list[Entry], info: dict,
+                  curves: dict | None = None) -> str:
     from .. import confined
     from .figure import draw_league
 
@@ -207,6 +220,6 @@ def write_outputs(league_dir: Path, entries: list[Entry], info: dict) -> str:
     confined.write_atomic(league_dir, "league.csv", csv_text(entries, fr).encode())
     confined.write_atomic(league_dir, "league.md", markdown(entries, info).encode())
     confined.write_atomic(league_dir, "league.txt", text.encode())
-    draw_league(league_dir, entries, info)
+    draw_league(league_dir, entries, info, curves)
     confined.write_atomic(league_dir, "league.json", json.dumps(info, indent=1).encode())
     return text

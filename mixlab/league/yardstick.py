@@ -85,33 +85,36 @@ class MarginalYardstick(AttributeState):
         x = np.asarray(draws[self.key])
         K, B = x.shape[:2]
         x = (self.features(x) if self.features is not None else x).reshape(K, B, -1)
-        x = x.astype(np.float64)
+        # 0/1 bits are counted in integers (exact); other features summed in float64
+        acc = np.int32 if x.dtype == np.bool_ else np.float64
+        if acc is np.float64:
+            x = x.astype(np.float64)
         if self.batches.shape[0] != K:
             self.batches = np.zeros((K, MAX_BATCHES, x.shape[2]))
             self.cur = np.zeros((K, x.shape[2]))
         w = np.asarray(draws.get(WORK_KEY, np.full((K, B), np.nan)), np.float64).sum(axis=0)
-        per = x.sum(axis=0)                                            # (B, n)
-        cum = np.cumsum(per, axis=0)
+        per = x.sum(axis=0, dtype=acc)                                 # (B, n)
         cum_work = self.work + np.cumsum(w)                             # (B,)
         for j, mark in enumerate(self.work_marks):
             if np.isnan(self.work_marks_err[j]) and np.isfinite(cum_work[-1]) \
                     and cum_work[-1] >= mark:
                 b = int(np.argmax(cum_work >= mark))
-                est = (self.sum + cum[b]) / (K * (self.draws + b + 1))
+                # rows summed in order: the same float64 sum as a cumulative sum's row b
+                est = (self.sum + per[:b + 1].sum(axis=0)) / (K * (self.draws + b + 1))
                 self.work_marks_err[j] = self._error(est)
                 self.work_marks_at[j] = float(cum_work[b])
-        self._add_batches(x)
-        self.sum = self.sum + cum[-1]
+        self._add_batches(x, acc)
+        self.sum = self.sum + per.sum(axis=0)
         self.draws += B
         self.work = float(cum_work[-1])
         record_block_end(self, seconds, self._error(self.sum / (K * self.draws)))
 
-    def _add_batches(self, x: np.ndarray) -> None:
+    def _add_batches(self, x: np.ndarray, acc=np.float64) -> None:
         """Per-chain batch sums of ``x (chains, B, n)``; merge pairs when all are full."""
         i, B = 0, x.shape[1]
         while i < B:
             m = min(self.blen - self.cur_len, B - i)
-            self.cur = self.cur + x[:, i:i + m].sum(axis=1)
+            self.cur = self.cur + x[:, i:i + m].sum(axis=1, dtype=acc)
             self.cur_len += m
             i += m
             if self.cur_len == self.blen:
