@@ -15,7 +15,7 @@ from tests.plugins.conftest import mixlab_env, run_mixlab
 
 HERE = Path(__file__).resolve().parent
 PLUGIN = HERE / "hot_gibbs.py"
-TINY = ["seconds=0.15", "work=6e4", "block=10"]
+TINY = ["seconds=0.15", "work=6e4", "block=10", "time_points=8"]
 
 
 def _rows(league_dir):
@@ -72,6 +72,12 @@ def test_cells_are_ordinary_runs_and_show_reads_the_league(hot_league):
     cell = next(p for p in out.iterdir() if p.name.endswith("sampler=gibbs"))
     r = _cli("show", cell)
     assert r.exit_code == 0 and "work/error/median" in r.output
+    from mixlab.store import RunReader
+
+    with RunReader(cell) as run:                    # equal-time blocks: 0.15 s / 8 each
+        curves = run.metrics()["error_vs_seconds"]
+    times = [c["x"] for name, c in curves.items() if name.endswith("_time")]
+    assert len(times) == 3 and all(2 <= len(x) <= 9 for x in times)
     r = _cli("diagnose", cell)
     assert r.exit_code == 0 and "s0_work" in r.output and "energy" in r.output
     r = _cli("show", out)
