@@ -340,8 +340,8 @@ def run_sweep(sweep_dir: Path, specs: list[dict], grid: dict, summary: list[str]
               on_point: Callable[[int, Path, str], None] | None = None) -> SweepOutcome:
     """Run every point not yet complete; returns what happened (failed points included).
 
-    ``on_point(i, run_dir, status)`` is called in this process as each point this call runs ends (with
-    a pool: while the others still run, so this process can use its otherwise idle time).
+    ``on_point(i, run_dir, status)`` is called in this process as each point this call runs
+    ends (with a pool: while the others still run, so this process can use its idle time).
 
     ``start_method``: how the pool's worker processes start (``multiprocessing``): "spawn",
     fresh interpreters that import what they need, or "fork", copies of this process that
