@@ -38,7 +38,8 @@ def run(quick: bool) -> list[dict]:      # the same league in both modes
     done = [e for e in entries if e.status == "complete"]
     sampling = sum(e.get("sampling_seconds") for e in done)
     ratio = wall / (sampling / 2)
-    return [{"name": "league: wall time / (cells' sampling seconds / 2), -j 2",
+    return [{"name": "league (the quick spin glass league, 30 cells): wall time / (cells' "
+                     "sampling seconds / 2), -j 2",
              "ratio": ratio, "target": "<= 1.25", "ok": ratio <= 1.25 and len(done) == len(entries),
              "detail": f"{len(done)} of {len(entries)} cells, sampling {sampling:.1f} s, "
                        f"wall {wall:.1f} s, CPU {cpu:.1f} s"}]
