@@ -13,7 +13,9 @@ figure ``league.png`` into the league directory.
 Samplers: every sampler registered for the family (mixlab's, installed plugins', and the
 spec's ``plugins:``), each under its own name with its default parameters; an entry of
 ``samplers:`` (label -> ``{method, ...keys}``, ``method`` defaulting to the label) overrides
-a sampler's parameters or adds a variant; ``only_samplers`` and ``targets`` narrow the set.
+a sampler's parameters or adds a variant, and its ``per_target: {target: {keys}}`` overrides
+keys on one target only (a step size that suits 10^4 rows does not suit 10^6);
+``only_samplers`` and ``targets`` narrow the set.
 """
 
 from __future__ import annotations
@@ -49,9 +51,31 @@ SCHEMA = {
 
 def check_league(spec: dict) -> None:
     """Start-up validation (``mixlab run --dry-run`` runs it too): the samplers and targets
-    the league names exist."""
-    sampler_entries(spec)
+    the league names exist, and so do the targets of every ``per_target`` entry."""
+    entries = sampler_entries(spec)
     target_defs(spec)
+    std = targets.standard_targets(spec["family"])
+    for label, entry in entries.items():
+        per = entry.get("per_target", {})
+        if not isinstance(per, dict):
+            raise SpecError(f"must map target names to the sampler's keys, got {per!r}",
+                            f"samplers.{label}.per_target")
+        for t, keys in per.items():
+            where = f"samplers.{label}.per_target.{t}"
+            if t not in std:
+                raise SpecError(f"unknown target {t!r}; the {spec['family']} targets are "
+                                f"{', '.join(std)}", where)
+            if not isinstance(keys, dict) or "method" in keys or "per_target" in keys:
+                raise SpecError("must be a mapping of the sampler's own keys (not 'method')",
+                                where)
+
+
+def entry_for(entry: dict, target: str) -> dict:
+    """A sampler's entry on ``target``: its keys, with that target's ``per_target`` keys on
+    top (and no ``per_target``)."""
+    out = {k: v for k, v in entry.items() if k != "per_target"}
+    out.update((entry.get("per_target") or {}).get(target) or {})
+    return out
 
 
 @experiment("league", schema=SCHEMA, check=check_league,
@@ -100,6 +124,7 @@ def target_defs(spec: dict) -> dict[str, dict]:
 def plan(spec: dict) -> tuple[dict, list[dict]]:
     """``(grid, cell specs)``: grid ``{"target": [...], "sampler": [...]}`` and one resolved
     ``league.cell`` spec per grid point (row-major: targets, then samplers)."""
+    check_league(spec)
     tdefs, entries = target_defs(spec), sampler_entries(spec)
     grid = {"target": list(tdefs), "sampler": list(entries)}
     cells = []
@@ -107,7 +132,8 @@ def plan(spec: dict) -> tuple[dict, list[dict]]:
         for label, entry in entries.items():
             raw = {"name": spec["name"], "experiment": "league.cell", "seed": spec["seed"],
                    "plugins": list(spec.get("plugins") or []), "family": spec["family"],
-                   "target": {"name": t, "definition": d}, "label": label, "sampler": entry,
+                   "target": {"name": t, "definition": d}, "label": label,
+                   "sampler": entry_for(entry, t),
                    **{k: spec[k] for k in _CELL_KEYS}}
             cell = resolve(raw, scale=spec["scale"], default_name=spec["name"])
             cell["seed_key"] = [len(cells)]
