@@ -58,6 +58,9 @@ class MRFEnergy:
     ``s3 = sum_i x_i x^T Q_i x = x^T W x + 3 * cubic`` and
     ``log P~(x) = c + h·x + x^T W x / 6 + s3 / 3``."""
 
+    #: at most this many variables: every state's energy is computed once, and bits are looked up
+    TABLE_MAX_D = 14
+
     def __init__(self, model: DenseMRF, rows: int = 256):
         D = model.D
         self.D, self.rows = D, rows
@@ -66,8 +69,19 @@ class MRFEnergy:
         idx = np.arange(D)
         self.W = np.asarray(model.Q[:, idx, idx], dtype=np.float64)   # W[i, j] = Q[i, j, j]
         self.Qflat = np.ascontiguousarray(model.Q.reshape(D, D * D), dtype=np.float64)
+        self.table = None
+        if D <= self.TABLE_MAX_D:        # state s has bit b = variable b: all 2^D energies
+            states = (np.arange(1 << D)[:, None] >> idx) & 1
+            self.table = self._energies(states)
+            self.weights = (1 << idx).astype(np.int64)
 
     def __call__(self, X: np.ndarray) -> np.ndarray:
+        X = np.asarray(X)
+        if self.table is not None and X.dtype in (np.bool_, np.uint8):   # bits: look them up
+            return self.table[X.astype(np.int64) @ self.weights]
+        return self._energies(X)
+
+    def _energies(self, X: np.ndarray) -> np.ndarray:
         X = np.asarray(X, dtype=np.float64)
         out = np.empty(X.shape[0])
         for s in range(0, X.shape[0], self.rows):                # bounded (rows, D²) buffer

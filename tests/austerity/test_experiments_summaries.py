@@ -35,6 +35,18 @@ def test_energy_is_minus_the_log_potential():
     assert np.allclose(MRFEnergy(model, rows=50)(S), -model.log_potential(S), atol=1e-10)
 
 
+@pytest.mark.parametrize("D", [7, MRFEnergy.TABLE_MAX_D, MRFEnergy.TABLE_MAX_D + 1])
+def test_energy_of_bits_by_table_is_the_computed_one(D):
+    """Boolean draws of a small model are looked up in the table of every state's energy."""
+    model = build_model({"D": D, "s": 0.7, "s_is": "std", "seed": 2})
+    energy = MRFEnergy(model)
+    assert (energy.table is not None) == (D <= MRFEnergy.TABLE_MAX_D)
+    S = np.random.default_rng(5).random((300, D)) < 0.5
+    for X in (S, S.astype(np.uint8)):
+        np.testing.assert_allclose(energy(X), energy(S.astype(np.float64)), rtol=0, atol=1e-12)
+    assert np.allclose(energy(S), -model.log_potential(S.astype(np.uint8)), atol=1e-10)
+
+
 def test_mrf_summaries_by_hand():
     model = build_model({"D": 8, "s": 0.5, "s_is": "std", "seed": 1})
     rng = np.random.default_rng(3)
