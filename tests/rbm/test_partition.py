@@ -44,6 +44,26 @@ def test_exact_log_z_matches_brute_force(V, H, seed):
     assert log_partition_exact(m.swapped()) == pytest.approx(ref, abs=1e-10)
 
 
+def test_exact_log_z_in_blocks_matches_the_direct_sum_over_hidden_states():
+    """2^16 hidden states in blocks of 2^14 (the low units' table plus each block's high units),
+    against logsumexp_h [c.h + sum_i softplus(b_i + (W h)_i)] over every h at once."""
+    m = random_rbm(256, 16, scale=0.3, seed=7)
+    h = all_configs(16)
+    ref = float(logsumexp(h @ m.c + np.logaddexp(0.0, h @ m.W.T + m.b).sum(axis=1)))
+    assert log_partition_exact(m) == pytest.approx(ref, abs=1e-9)
+
+
+@pytest.mark.parametrize("V", [1, 2, 3, 7, 8, 9, 17, 256])
+@pytest.mark.parametrize("scale", [3.0, 60.0])       # 60: entries past the product form's bound
+def test_softplus_row_sums_by_products_are_the_sums_of_softplus(V, scale):
+    from mixlab.rbm.partition import _PRODUCT_MAX_ACT, _softplus_row_sums
+
+    a = scale * np.random.default_rng(V).standard_normal((40, V))
+    ref = np.logaddexp(0.0, a).sum(axis=1)
+    assert (a.max() > _PRODUCT_MAX_ACT) == (scale == 60.0)     # each path is taken
+    np.testing.assert_allclose(_softplus_row_sums(a.copy()), ref, rtol=1e-13, atol=1e-13)
+
+
 def test_exact_log_z_float32_model_uses_float64():
     m = random_rbm(5, 4, scale=2.0, seed=5, dtype=np.float32)
     assert log_partition_exact(m) == pytest.approx(brute_log_z(m.astype(np.float64)), abs=1e-10)
