@@ -68,11 +68,23 @@ def log_partition_exact(rbm: RBM, max_units: int = 25) -> float:
     low = all_configs(k)                                          # (2^k, k)
     low_act = low @ W[:, :k].T + b                                # (2^k, V)
     low_c = low @ c[:k]
+    # e^(low + high) = e^low · e^high: one table of exponentials, a product per entry, while
+    # both factors are far from float64's range and no entry exceeds the product form's bound
+    lo_min, lo_max = (float(low_act.min()), float(low_act.max())) if low_act.size else (0, 0)
+    low_exp = np.exp(low_act) if -600 < lo_min and lo_max < 600 else None
+    factors = np.empty_like(low_act)
     parts = []
     for high in range(1 << (n - k)):
         bits = ((high >> np.arange(n - k)) & 1).astype(np.float64)
-        act = low_act + W[:, k:] @ bits
-        parts.append(logsumexp(low_c + bits @ c[k:] + _softplus_row_sums(act)))
+        high_act = W[:, k:] @ bits                                # (V,)
+        if low_exp is not None and np.all(np.abs(high_act) < 600) \
+                and lo_max + float(high_act.max(initial=0.0)) <= _PRODUCT_MAX_ACT:
+            np.multiply(low_exp, np.exp(high_act), out=factors)
+            factors += 1.0
+            sums = _log_products(factors)
+        else:
+            sums = _softplus_row_sums(low_act + high_act)
+        parts.append(logsumexp(low_c + bits @ c[k:] + sums))
     return float(logsumexp(np.asarray(parts)))
 
 
@@ -92,7 +104,13 @@ def _softplus_row_sums(a: np.ndarray) -> np.ndarray:
         return softplus(a).sum(axis=1)
     np.exp(a, out=a)
     a += 1.0
-    m = a
+    return _log_products(a)
+
+
+def _log_products(m: np.ndarray) -> np.ndarray:
+    """``Σ_j log m_ij`` for ``m (rows, V)`` of factors ``1 + e^a`` (a at most
+    :data:`_PRODUCT_MAX_ACT`), which it overwrites: the factors multiplied in pairs three
+    times (at most 15 per product), then one log per product."""
     for _ in range(3):
         half = m.shape[1] // 2
         if half == 0:
