@@ -80,12 +80,18 @@ def _run(forks: subprocess.Popen) -> dict:
     return json.loads(forks.stdout.readline())
 
 
-def test_callee_edit_in_another_file_recompiles_and_cache_still_hits(tmp_path):
+def _package(tmp_path: Path) -> Path:
+    """``tmp_path/pkg``: a.py's kernel calling b.py's (factor 2)."""
     pkg = tmp_path / "pkg"
     pkg.mkdir()
     (pkg / "__init__.py").write_text("")
     (pkg / "a.py").write_text(A_PY)
     (pkg / "b.py").write_text(B_PY.format(factor=2))
+    return pkg
+
+
+def test_callee_edit_in_another_file_recompiles_and_cache_still_hits(tmp_path):
+    pkg = _package(tmp_path)
     forks = _processes(tmp_path)
     try:
         assert _run(forks) == {"value": 21, "hits": 0}       # compiled, written to the cache
@@ -108,11 +114,7 @@ def test_mixlab_kernels_use_the_tree_stamped_locator():
 
 
 def test_tree_stamp_is_read_from_its_memo_only_while_no_source_changed(tmp_path):
-    pkg = tmp_path / "pkg"
-    pkg.mkdir()
-    (pkg / "__init__.py").write_text("")
-    (pkg / "a.py").write_text(A_PY)
-    (pkg / "b.py").write_text(B_PY.format(factor=2))
+    pkg = _package(tmp_path)
     stamp = tree_stamp.__wrapped__(str(pkg))            # computed, and the memo written
     memo = pkg / "__pycache__" / MEMO_NAME
     saved = json.loads(memo.read_text())
