@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..checkpoint import AttributeState
-from .target_logistic import sigmoid
+from .kernels.sigmoid import sigmoid_row_sums
 
 
 class PredictiveRisk(AttributeState):
@@ -39,8 +39,9 @@ class PredictiveRisk(AttributeState):
         th = np.asarray(draws["samples"], dtype=np.float32)             # (C, B, d)
         C, B, d = th.shape
         for s in range(0, B, 1000):
-            z = th[:, s:s + 1000].reshape(-1, d) @ self.Xt.T
-            self.sum += sigmoid(z).reshape(C, -1, self.Xt.shape[0]).sum(1, dtype=np.float64)
+            b = min(1000, B - s)
+            z = th[:, s:s + b].reshape(-1, d) @ self.Xt.T                 # (C b, M)
+            sigmoid_row_sums(z, b, self.sum)
         self.n += B
         est = self.sum / self.n
         self.x.append(seconds)

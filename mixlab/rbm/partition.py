@@ -15,6 +15,7 @@ import numpy as np
 from scipy.special import expit, logsumexp
 
 from .model import RBM, sigmoid, softplus
+from .partition_kernel import log_product_sums
 
 __all__ = [
     "ais_betas",
@@ -71,17 +72,16 @@ def log_partition_exact(rbm: RBM, max_units: int = 25) -> float:
     # e^(low + high) = e^low · e^high: one table of exponentials, a product per entry, while
     # both factors are far from float64's range and no entry exceeds the product form's bound
     lo_min, lo_max = (float(low_act.min()), float(low_act.max())) if low_act.size else (0, 0)
-    low_exp = np.exp(low_act) if -600 < lo_min and lo_max < 600 else None
-    factors = np.empty_like(low_act)
+    low_exp_t = (np.ascontiguousarray(np.exp(low_act).T) if -600 < lo_min and lo_max < 600
+                 else None)                                       # (V, 2^k)
+    sums = np.empty(low_act.shape[0])
     parts = []
     for high in range(1 << (n - k)):
         bits = ((high >> np.arange(n - k)) & 1).astype(np.float64)
         high_act = W[:, k:] @ bits                                # (V,)
-        if low_exp is not None and np.all(np.abs(high_act) < 600) \
+        if low_exp_t is not None and np.all(np.abs(high_act) < 600) \
                 and lo_max + float(high_act.max(initial=0.0)) <= _PRODUCT_MAX_ACT:
-            np.multiply(low_exp, np.exp(high_act), out=factors)
-            factors += 1.0
-            sums = _log_products(factors)
+            log_product_sums(low_exp_t, np.exp(high_act), sums)
         else:
             sums = _softplus_row_sums(low_act + high_act)
         parts.append(logsumexp(low_c + bits @ c[k:] + sums))

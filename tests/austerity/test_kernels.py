@@ -38,6 +38,25 @@ def test_log_sigmoid_within_four_ulp_of_float64():
     assert got[-2] == 0.0 and got[-1] == -np.inf
 
 
+def test_sigmoid_row_sums_add_each_chains_sigmoids_within_four_ulp():
+    """Each chain's sum over its B rows of σ(z) (float32 terms), against σ in float64: every
+    term within 4 ulp of its float32 value, so a sum of B terms within 4 B ulp of 1."""
+    rng = np.random.default_rng(1)
+    C, B, M = 3, 7, 2001
+    z = np.concatenate([np.linspace(-120, 120, C * B * M - 4), [0.0, -0.0, 60.0, -60.0]])
+    z = rng.permutation(z).astype(np.float32).reshape(C * B, M)
+    out = np.full((C, M), 0.5)                          # sums are added to what out holds
+    kernels.sigmoid.sigmoid_row_sums(z, B, out)
+    ref = 0.5 + (1.0 / (1.0 + np.exp(-z.astype(np.float64)))).reshape(C, B, M).sum(1)
+    assert np.max(np.abs(out - ref)) <= 4 * B * np.spacing(np.float32(1.0))
+    # one chain per row group: moving a row to another chain's group moves its term
+    moved = z.copy()
+    moved[[0, B]] = moved[[B, 0]]
+    other = np.full((C, M), 0.5)
+    kernels.sigmoid.sigmoid_row_sums(moved, B, other)
+    assert not np.allclose(other[0], out[0])
+
+
 @pytest.mark.parametrize("bsize", [7, 32, 40])
 def test_column_tiles_layout(bsize):
     """Row j of block k, column c is at ((k T + j // TILE) Dp + c) TILE + j % TILE; everything

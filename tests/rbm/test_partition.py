@@ -65,6 +65,26 @@ def test_softplus_row_sums_by_products_are_the_sums_of_softplus(V, scale):
     np.testing.assert_allclose(_softplus_row_sums(a.copy()), ref, rtol=1e-13, atol=1e-13)
 
 
+@pytest.mark.parametrize("V", [1, 15, 16, 17, 33, 256])
+def test_log_product_sums_are_the_sums_of_softplus_up_to_the_bound(V):
+    """The compiled block kernel: Σ_j log(1 + e^low_rj e^high_j) for R = 300 rows (past one
+    tile of rows), V factors (groups of 16, the last one short), pre-activations up to the
+    bound 40 where a group's product is largest."""
+    from mixlab.rbm.partition import _PRODUCT_MAX_ACT
+    from mixlab.rbm.partition_kernel import log_product_sums
+
+    rng = np.random.default_rng(V)
+    low = rng.uniform(-30.0, 20.0, (300, V))
+    low[0] = 20.0                                            # a row at the bound: 20 + 20
+    high = rng.uniform(-10.0, 20.0, V)
+    high[:] = np.where(np.arange(V) % 2 == 0, 20.0, high)
+    assert (low + high).max() == _PRODUCT_MAX_ACT
+    out = np.full(300, np.nan)
+    log_product_sums(np.ascontiguousarray(np.exp(low).T), np.exp(high), out)
+    np.testing.assert_allclose(out, np.logaddexp(0.0, low + high).sum(axis=1), rtol=1e-13,
+                               atol=1e-13)          # log(1 + x) rounds x below 1e-16 away
+
+
 def test_exact_log_z_float32_model_uses_float64():
     m = random_rbm(5, 4, scale=2.0, seed=5, dtype=np.float32)
     assert log_partition_exact(m) == pytest.approx(brute_log_z(m.astype(np.float64)), abs=1e-10)

@@ -23,7 +23,7 @@ threshold).  Every log σ goes through the same float32 routine (:mod:`.sigmoid`
 Modules, each importing only those listed before it:
 
 - :mod:`.jit`             compile options and constants
-- :mod:`.sigmoid`         float32 log σ and σ(-z)
+- :mod:`.sigmoid`         float32 log σ and σ(-z), and the predictive risk's sums of σ
 - :mod:`.products`        data layouts (padded rows, column tiles) and their products
 - :mod:`.loglik`          full-data log-likelihoods, gathers, gradients, the prior term
 - :mod:`.orders`          random minibatch orders (partial Fisher-Yates, SplitMix64), and

@@ -74,3 +74,22 @@ def _sigmoid_neg_block(z, out, ebits, poly, n):
     for i in range(n):
         t = poly[i] * scale[i]                         # exp(-|z|) in [0, 1]
         out[i] = (t if z[i] >= _F(0.0) else _F(1.0)) / (_F(1.0) + t)
+
+
+@njit(**_JIT_EXP)
+def sigmoid_row_sums(z, B, out):
+    """out[c] += Σ_{b < B} σ(z[c B + b]) for each c: z (C B, M) float32 C-contiguous, the B rows
+    of group c consecutive (draws of chain c); out (C, M) float64, each σ (float32, from
+    exp(-|z|) as :func:`_sigmoid_neg_block`) added in float64 in row order.  One pass over z,
+    no temporaries: the predictive mean's running sums (mixlab.austerity.evaluators)."""
+    R, M = z.shape
+    eb = np.empty(M, np.int32)
+    pb = np.empty(M, np.float32)
+    for r in range(R):
+        row = z[r]
+        acc = out[r // B]
+        _exp_neg_abs_block(row, eb, pb, M)
+        scale = eb.view(np.float32)
+        for i in range(M):
+            t = pb[i] * scale[i]                       # exp(-|z|) in [0, 1]
+            acc[i] += np.float64((_F(1.0) if row[i] >= _F(0.0) else t) / (_F(1.0) + t))
