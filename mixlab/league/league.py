@@ -27,7 +27,7 @@ from pathlib import Path
 from .. import registry
 from ..errors import SpecError
 from ..registry import experiment
-from ..schema import Param
+from ..schema import Param, validate
 from ..spec import dump, resolve
 from . import cost, targets
 from .cell import SCHEMA as CELL_SCHEMA
@@ -51,7 +51,9 @@ SCHEMA = {
 
 def check_league(spec: dict) -> None:
     """Start-up validation (``mixlab run --dry-run`` runs it too): the samplers and targets
-    the league names exist, and so do the targets of every ``per_target`` entry."""
+    the league names exist, so do the targets of every ``per_target`` entry, and each sampler's
+    keys (with each target's ``per_target`` keys on top) pass its parameter schema, so a typo
+    or a value out of range stops the league before any cell runs."""
     entries = sampler_entries(spec)
     target_defs(spec)
     std = targets.standard_targets(spec["family"])
@@ -68,6 +70,26 @@ def check_league(spec: dict) -> None:
             if not isinstance(keys, dict) or "method" in keys or "per_target" in keys:
                 raise SpecError("must be a mapping of the sampler's own keys (not 'method')",
                                 where)
+        _check_sampler_keys(spec["family"], label, entry)
+
+
+def _check_sampler_keys(family: str, label: str, entry: dict) -> None:
+    """The sampler's keys, alone and with each ``per_target`` entry on top, against the
+    registered sampler's parameters (as each cell validates them); a SpecError names the key
+    where it was given (``samplers.<label>.<key>`` or ``...per_target.<target>.<key>``)."""
+    kind = registry.get_sampler(family, entry["method"], f"samplers.{label}.method")
+    schema = {"method": Param(type=str), **kind.params}
+    per = entry.get("per_target") or {}
+    base = {k: v for k, v in entry.items() if k != "per_target"}
+    for t in (None, *per):
+        try:
+            validate(entry_for(entry, t) if t else base, schema)
+        except SpecError as exc:
+            first = (exc.key or "").split(".")[0].split("[")[0]
+            where = (f"samplers.{label}.per_target.{t}" if t and first in per[t]
+                     else f"samplers.{label}")
+            msg = str(exc).removeprefix(f"spec key '{exc.key}': ") if exc.key else str(exc)
+            raise SpecError(msg, f"{where}.{exc.key}" if exc.key else where) from None
 
 
 def entry_for(entry: dict, target: str) -> dict:

@@ -34,3 +34,18 @@ def test_a_wrong_per_target_entry_names_its_key(override, key):
     with pytest.raises(SpecError) as err:
         _cells(override)
     assert err.value.key == key
+
+
+@pytest.mark.parametrize("override, key", [
+    ("samplers.rw_mh.sigma=-1", "samplers.rw_mh.sigma"),
+    ("samplers.rw_mh.sigmaa=0.1", "samplers.rw_mh.sigmaa"),
+    ("samplers.rw_mh.per_target.kdd99.sigma=-1", "samplers.rw_mh.per_target.kdd99.sigma"),
+    ("samplers.sgld.per_target.synthetic-1e6.batchh=10",
+     "samplers.sgld.per_target.synthetic-1e6.batchh"),
+])
+def test_a_sampler_key_its_schema_refuses_stops_the_league_at_start(override, key):
+    """Checked against the sampler's parameters before any cell runs, also on targets the
+    league does not run, and named where it was given."""
+    with pytest.raises(SpecError) as err:
+        _cells(override)
+    assert err.value.key == key
