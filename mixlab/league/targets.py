@@ -217,15 +217,14 @@ def _build_mrf(d: dict) -> Instance:
     joint = cached_truth("mrf", d, compute)["subset_joints"]          # (M, 2^k)
     S = 1 << k
 
-    def features(x: np.ndarray) -> np.ndarray:
-        codes = subset_codes(np.asarray(x), subsets)                   # (C, B, M)
-        return codes[..., None] == np.arange(S)                       # (C, B, M, 2^k)
+    def codes(x: np.ndarray) -> np.ndarray:
+        return subset_codes(np.asarray(x), subsets)                    # (C, B, M) in [0, 2^k)
 
     return Instance(
         target=model, truth={"subset_joints": joint},
         yardstick=lambda work_marks=(), second_marks=(), series="sampler": MarginalYardstick(
             joint, key="samples", work_marks=work_marks, second_marks=second_marks,
-            series=series, features=features, scale=S,
+            series=series, codes=codes, scale=S,
             y_label=f"mean L1 of {k}-variable joints"),
         summarize=mrf_summaries(model, subsets, joint), n_total=None,
         truth_source=f"exact joints on {M} random {k}-variable subsets (all 2^{D} states "

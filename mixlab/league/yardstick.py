@@ -2,7 +2,8 @@
 
 The probabilities are those of 0/1 features of a draw: the sites themselves (single-site
 marginals: spin glass, RBM visible units) or, through ``features``, indicators such as "subset m
-is in configuration s" (joints on subsets: MRF). The error is ``scale · mean_i |p̂_i − p_i|``
+is in configuration s" (joints on subsets: MRF, which gives the configurations' ``codes``
+instead, counted by ``bincount``: the same integer sums without the one-hot array). The error is ``scale · mean_i |p̂_i − p_i|``
 (``scale`` = 2^k turns the mean over the indicators of k-variable subsets into the mean L1
 distance between the estimated and exact joints).
 
@@ -57,10 +58,13 @@ class MarginalYardstick(AttributeState):
 
     def __init__(self, truth: np.ndarray, key: str = "samples", work_marks=(), second_marks=(),
                  metric: str = "error_vs_seconds", series: str = "sampler", features=None,
-                 scale: float = 1.0, y_label: str = "mean |marginal error|"):
+                 scale: float = 1.0, y_label: str = "mean |marginal error|", codes=None):
         self.truth = np.asarray(truth, np.float64).ravel()
         self.key, self.metric, self.series = key, metric, series
         self.features, self.scale = features, float(scale)
+        # codes(x) -> (chains, B, M) int in [0, S), S = truth.size // M: the one indicator of
+        # each group that is 1 (feature m S + code), counted without the one-hot features
+        self.codes = codes
         self.work_marks = [float(m) for m in work_marks]
         self.second_marks = [float(m) for m in second_marks]
         self.x_label, self.y_label = "sampling seconds", y_label
@@ -84,16 +88,23 @@ class MarginalYardstick(AttributeState):
     def update(self, draws: dict, count: int, seconds: float) -> None:
         x = np.asarray(draws[self.key])
         K, B = x.shape[:2]
-        x = (self.features(x) if self.features is not None else x).reshape(K, B, -1)
-        # 0/1 bits are counted in integers (exact); other features summed in float64
-        acc = np.int32 if x.dtype == np.bool_ else np.float64
-        if acc is np.float64:
-            x = x.astype(np.float64)
+        if self.codes is not None:
+            per, block_sums = self._code_counts(x)
+        else:
+            x = (self.features(x) if self.features is not None else x).reshape(K, B, -1)
+            # 0/1 bits are counted in integers (exact); other features summed in float64
+            acc = np.int32 if x.dtype == np.bool_ else np.float64
+            if acc is np.float64:
+                x = x.astype(np.float64)
+            per = x.sum(axis=0, dtype=acc)                             # (B, n)
+
+            def block_sums(i, m):                                      # (K, n)
+                return x[:, i:i + m].sum(axis=1, dtype=acc)
+        n = self.truth.size
         if self.batches.shape[0] != K:
-            self.batches = np.zeros((K, MAX_BATCHES, x.shape[2]))
-            self.cur = np.zeros((K, x.shape[2]))
+            self.batches = np.zeros((K, MAX_BATCHES, n))
+            self.cur = np.zeros((K, n))
         w = np.asarray(draws.get(WORK_KEY, np.full((K, B), np.nan)), np.float64).sum(axis=0)
-        per = x.sum(axis=0, dtype=acc)                                 # (B, n)
         cum_work = self.work + np.cumsum(w)                             # (B,)
         for j, mark in enumerate(self.work_marks):
             if np.isnan(self.work_marks_err[j]) and np.isfinite(cum_work[-1]) \
@@ -103,18 +114,36 @@ class MarginalYardstick(AttributeState):
                 est = (self.sum + per[:b + 1].sum(axis=0)) / (K * (self.draws + b + 1))
                 self.work_marks_err[j] = self._error(est)
                 self.work_marks_at[j] = float(cum_work[b])
-        self._add_batches(x, acc)
+        self._add_batches(B, block_sums)
         self.sum = self.sum + per.sum(axis=0)
         self.draws += B
         self.work = float(cum_work[-1])
         record_block_end(self, seconds, self._error(self.sum / (K * self.draws)))
 
-    def _add_batches(self, x: np.ndarray, acc=np.float64) -> None:
-        """Per-chain batch sums of ``x (chains, B, n)``; merge pairs when all are full."""
-        i, B = 0, x.shape[1]
+    def _code_counts(self, x: np.ndarray):
+        """For :attr:`codes`: the counts of each feature over the chains per draw ``(B, n)``
+        and ``block_sums(i, m)``, each chain's counts over draws i..i+m-1 ``(chains, n)``: the
+        integer sums of the one-hot features, by ``bincount``."""
+        c = np.asarray(self.codes(x), np.int64)                        # (K, B, M)
+        K, B, M = c.shape
+        n = self.truth.size
+        idx = c + np.arange(M, dtype=np.int64) * (n // M)              # feature of each group
+        per = np.bincount((idx + (np.arange(B, dtype=np.int64) * n)[:, None]).ravel(),
+                          minlength=B * n).reshape(B, n)
+        offsets = (np.arange(K, dtype=np.int64) * n)[:, None, None]
+
+        def block_sums(i, m):
+            return np.bincount((idx[:, i:i + m] + offsets).ravel(),
+                               minlength=K * n).reshape(K, n)
+        return per, block_sums
+
+    def _add_batches(self, B: int, block_sums) -> None:
+        """Per-chain batch sums of B draws, ``block_sums(i, m)`` (chains, n) the sums over
+        draws i..i+m-1; merge pairs when all batches are full."""
+        i = 0
         while i < B:
             m = min(self.blen - self.cur_len, B - i)
-            self.cur = self.cur + x[:, i:i + m].sum(axis=1, dtype=acc)
+            self.cur = self.cur + block_sums(i, m)
             self.cur_len += m
             i += m
             if self.cur_len == self.blen:
