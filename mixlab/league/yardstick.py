@@ -3,9 +3,9 @@
 The probabilities are those of 0/1 features of a draw: the sites themselves (single-site
 marginals: spin glass, RBM visible units) or, through ``features``, indicators such as "subset m
 is in configuration s" (joints on subsets: MRF, which gives the configurations' ``codes``
-instead, counted by ``bincount``: the same integer sums without the one-hot array). The error is ``scale · mean_i |p̂_i − p_i|``
-(``scale`` = 2^k turns the mean over the indicators of k-variable subsets into the mean L1
-distance between the estimated and exact joints).
+instead, counted by ``bincount``: the same integer sums without the one-hot array). The error
+is ``scale · mean_i |p̂_i − p_i|`` (``scale`` = 2^k turns the mean over the indicators of
+k-variable subsets into the mean L1 distance between the estimated and exact joints).
 
 :class:`MarginalYardstick` is an evaluator (docs/plugins.md): fed blocks of draws ``{key:
 (chains, n_draws, ...) bool or 0/1, "league_work": (chains, n_draws) float}``, it keeps
