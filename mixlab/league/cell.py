@@ -58,14 +58,21 @@ SCHEMA = {
 }
 
 
+def sampler_params(family: str, entry: dict, path: str = "sampler"):
+    """``(kind, params)``: the registered sampler ``entry["method"]`` of ``family`` and the
+    entry's other keys validated against its parameters; a SpecError names ``<path>.<key>``
+    (``<key>`` alone when ``path`` is empty)."""
+    kind = registry.get_sampler(family, entry["method"], f"{path}.method" if path else "method")
+    params = validate(entry, {"method": Param(type=str), **kind.params}, path)
+    return kind, {k: v for k, v in params.items() if k != "method"}
+
+
 def build_sampler(family: str, label: str, entry: dict, target, chains: int):
     """The registered sampler of ``entry`` (validated against its params) for ``target``; a
     SpecError names ``sampler.<key>``."""
     if not isinstance(entry, dict) or "method" not in entry:
         raise SpecError("must be a mapping with a 'method' key", "sampler")
-    kind = registry.get_sampler(family, entry["method"], "sampler.method")
-    params = validate(entry, {"method": Param(type=str), **kind.params}, "sampler")
-    params = {k: v for k, v in params.items() if k != "method"}
+    kind, params = sampler_params(family, entry)
     try:
         return kind.factory(target, params, chains)
     except SpecError as exc:

@@ -27,10 +27,11 @@ from pathlib import Path
 from .. import registry
 from ..errors import SpecError
 from ..registry import experiment
-from ..schema import Param, validate
+from ..schema import Param
 from ..spec import dump, resolve
 from . import cost, targets
 from .cell import SCHEMA as CELL_SCHEMA
+from .cell import sampler_params
 from .rank import Entry, rank_all
 from .report import csv_text, markdown, text_table
 
@@ -77,13 +78,10 @@ def _check_sampler_keys(family: str, label: str, entry: dict) -> None:
     """The sampler's keys, alone and with each ``per_target`` entry on top, against the
     registered sampler's parameters (as each cell validates them); a SpecError names the key
     where it was given (``samplers.<label>.<key>`` or ``...per_target.<target>.<key>``)."""
-    kind = registry.get_sampler(family, entry["method"], f"samplers.{label}.method")
-    schema = {"method": Param(type=str), **kind.params}
     per = entry.get("per_target") or {}
-    base = {k: v for k, v in entry.items() if k != "per_target"}
     for t in (None, *per):
         try:
-            validate(entry_for(entry, t) if t else base, schema)
+            sampler_params(family, entry_for(entry, t), "")
         except SpecError as exc:
             first = (exc.key or "").split(".")[0].split("[")[0]
             where = (f"samplers.{label}.per_target.{t}" if t and first in per[t]
@@ -92,9 +90,9 @@ def _check_sampler_keys(family: str, label: str, entry: dict) -> None:
             raise SpecError(msg, f"{where}.{exc.key}" if exc.key else where) from None
 
 
-def entry_for(entry: dict, target: str) -> dict:
+def entry_for(entry: dict, target: str | None) -> dict:
     """A sampler's entry on ``target``: its keys, with that target's ``per_target`` keys on
-    top (and no ``per_target``)."""
+    top (and no ``per_target``; ``target`` None: its keys alone)."""
     out = {k: v for k, v in entry.items() if k != "per_target"}
     out.update((entry.get("per_target") or {}).get(target) or {})
     return out

@@ -88,38 +88,23 @@ def log_partition_exact(rbm: RBM, max_units: int = 25) -> float:
     return float(logsumexp(np.asarray(parts)))
 
 
-#: pre-activations up to this size take the product form of _softplus_row_sums (a product of
-#: at most 15 factors 1 + e^a stays below float64's largest number, e^709)
+#: pre-activations up to this size take the product form of :func:`log_product_sums` (a
+#: product of GROUP = 16 factors 1 + e^40 stays below float64's largest number, e^709)
 _PRODUCT_MAX_ACT = 40.0
 
 
 def _softplus_row_sums(a: np.ndarray) -> np.ndarray:
     """``Σ_j softplus(a_ij)`` for ``a (rows, V)`` float64, which it overwrites.
 
-    As ``Σ_j log(1 + e^a_ij) = log Π_j (1 + e^a_ij)``: one exp per entry and one log per 8
-    (the products of factors paired three times), about half the work of a softplus per
-    entry, with rounding at float64's level. Entries above :data:`_PRODUCT_MAX_ACT` take
-    ``logaddexp`` instead."""
+    As ``Σ_j log(1 + e^a_ij) = Σ_groups log Π_j (1 + e^a_ij)`` (:func:`log_product_sums`):
+    one exp per entry and one log per 16, with rounding at float64's level. Entries above
+    :data:`_PRODUCT_MAX_ACT` take ``logaddexp`` instead."""
     if a.size == 0 or a.max() > _PRODUCT_MAX_ACT:
         return softplus(a).sum(axis=1)
     np.exp(a, out=a)
-    a += 1.0
-    return _log_products(a)
-
-
-def _log_products(m: np.ndarray) -> np.ndarray:
-    """``Σ_j log m_ij`` for ``m (rows, V)`` of factors ``1 + e^a`` (a at most
-    :data:`_PRODUCT_MAX_ACT`), which it overwrites: the factors multiplied in pairs three
-    times (at most 15 per product), then one log per product."""
-    for _ in range(3):
-        half = m.shape[1] // 2
-        if half == 0:
-            break
-        if m.shape[1] % 2:                        # an odd column joins the first
-            m[:, 0] *= m[:, -1]
-        m[:, :half] *= m[:, half:2 * half]
-        m = m[:, :half]
-    return np.log(m).sum(axis=1)
+    out = np.empty(a.shape[0])
+    log_product_sums(np.ascontiguousarray(a.T), np.ones(a.shape[1]), out)
+    return out
 
 
 def exact_visible_log_probs(rbm: RBM, log_z: float | None = None) -> np.ndarray:
