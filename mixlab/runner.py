@@ -135,33 +135,42 @@ def run_stream(store: RunStore, name: str, sampler: Any, rng: np.random.Generato
             raise _named(sampler, exc, name, 0) from exc
     store.safe_draws[name] = count
 
+    if getattr(progress, "disable", False):       # a disabled tqdm bar: no call per draw
+        progress = None
     if progress is not None:
         progress.reset(total=draws if draws is not None else None)
         progress.update(count)
 
     last_ck = time.perf_counter()
+    clock = time.perf_counter
     done = (draws is not None and count >= draws) or (seconds is not None and elapsed >= seconds)
+    seconds_left = math.inf if seconds is None else seconds
     while not done:
         n_block = block
         buf: dict[str, np.ndarray] = {}
         stat_buf: dict[str, np.ndarray] = {}
         times = None
         i = 0
-        block_end = elapsed + block_seconds if block_seconds is not None else math.inf
+        block_end = min(elapsed + block_seconds if block_seconds is not None else math.inf,
+                        seconds_left)
         while True:
-            t0 = time.perf_counter()
+            t0 = clock()
             try:
-                for t in range(thin):
+                if thin == 1:
                     state, d, st = sampler.step(state, rng)
+                else:
+                    for t in range(thin):
+                        state, d, st = sampler.step(state, rng)
             except Exception as exc:
-                raise _named(sampler, exc, name, (count + i) * thin + t + 1) from exc
-            elapsed += time.perf_counter() - t0
-            if n_block is None:  # first draw tells the draw size
-                nbytes = sum(np.asarray(v).nbytes for v in d.values())
-                n_block = default_block(1, nbytes, None)
-            if draws is not None:
-                n_block = min(n_block, draws - count)
-            if not buf:
+                step_no = (count + i) * thin + (t + 1 if thin > 1 else 1)
+                raise _named(sampler, exc, name, step_no) from exc
+            elapsed += clock() - t0
+            if not buf:     # the block's first draw: buffers sized from it
+                if n_block is None:  # no block length given: the draw size sets it
+                    nbytes = sum(np.asarray(v).nbytes for v in d.values())
+                    n_block = default_block(1, nbytes, None)
+                if draws is not None:
+                    n_block = min(n_block, draws - count)
                 buf = {k: np.empty((np.shape(v)[0], n_block) + np.shape(v)[1:],
                                    dtype=np.asarray(v).dtype) for k, v in d.items()}
                 stat_buf = {k: np.empty((n_block,) + np.shape(v), dtype=np.float64)
@@ -175,8 +184,7 @@ def run_stream(store: RunStore, name: str, sampler: Any, rng: np.random.Generato
             i += 1
             if progress is not None:
                 progress.update(1)
-            if i == n_block or elapsed >= block_end or (seconds is not None and
-                                                        elapsed >= seconds):
+            if i == n_block or elapsed >= block_end:
                 break
         if i < n_block:
             buf = {k: v[:, :i] for k, v in buf.items()}

@@ -22,7 +22,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..errors import SpecError
-from .mrf import DenseMRF
+from .mrf import DenseMRF, state_codes, subset_codes
 
 
 def theta_dims(dims: list[int] | None, d: int, key: str = "summary_dims") -> list[int]:
@@ -73,12 +73,11 @@ class MRFEnergy:
         if D <= self.TABLE_MAX_D:        # state s has bit b = variable b: all 2^D energies
             states = (np.arange(1 << D)[:, None] >> idx) & 1
             self.table = self._energies(states)
-            self.weights = (1 << idx).astype(np.int64)
 
     def __call__(self, X: np.ndarray) -> np.ndarray:
         X = np.asarray(X)
         if self.table is not None and X.dtype in (np.bool_, np.uint8):   # bits: look them up
-            return self.table[X.astype(np.int64) @ self.weights]
+            return self.table[state_codes(X)]
         return self._energies(X)
 
     def _energies(self, X: np.ndarray) -> np.ndarray:
@@ -104,6 +103,16 @@ def mrf_summaries(model: DenseMRF, subsets: np.ndarray | None = None,
     if subsets is not None and truth_probs is not None:
         for m in range(min(k, subsets.shape[0])):
             picks.append((m, np.asarray(subsets[m]), int(np.argmax(truth_probs[m]))))
+    if energy.table is not None:           # every state's summaries, looked up by its code
+        states = (np.arange(1 << model.D)[:, None] >> np.arange(model.D)) & 1     # (2^D, D)
+        tables = {"energy": energy.table, "ones": states.mean(axis=1, dtype=np.float64)}
+        for m, sub, code in picks:
+            tables[f"subset_{m}"] = (subset_codes(states, sub[None, :])[:, 0] == code) * 1.0
+
+        def summarize(block: dict) -> dict:
+            c = state_codes(block["samples"])                        # (chain, n)
+            return {name: t[c] for name, t in tables.items()}
+        return summarize
 
     def summarize(block: dict) -> dict:
         X = np.asarray(block["samples"])                            # (chain, n, D)

@@ -34,16 +34,18 @@ MIN_DRAWS = 4
 
 
 def _autocov(x: np.ndarray) -> np.ndarray:
-    """Autocovariance along axis 1 of ``x (chains, n, ...)`` at every lag, same shape (biased:
-    divided by n), by FFT with zero padding."""
-    from scipy.fft import next_fast_len
+    """Autocovariance along axis 1 of ``x (chains, n, sites)`` at every lag, same shape
+    (biased: divided by n), by FFT with zero padding (along a contiguous last axis)."""
+    from scipy import fft
 
     n = x.shape[1]
-    m = next_fast_len(2 * n)
-    y = x - x.mean(axis=1, keepdims=True)
-    f = np.fft.rfft(y, n=m, axis=1)
-    f *= np.conjugate(f)
-    return np.fft.irfft(f, n=m, axis=1)[:, :n] / n
+    m = fft.next_fast_len(2 * n)
+    y = np.array(np.moveaxis(x, 1, -1), dtype=np.float64, order="C")  # (chains, sites, n)
+    y -= y.mean(axis=-1, keepdims=True)
+    f = fft.rfft(y, n=m, axis=-1)
+    f.real = f.real ** 2 + f.imag ** 2                               # |f|² in place
+    f.imag = 0.0
+    return np.moveaxis(fft.irfft(f, n=m, axis=-1, overwrite_x=True)[..., :n] / n, -1, 1)
 
 
 def _split(x: np.ndarray) -> np.ndarray:
@@ -53,68 +55,47 @@ def _split(x: np.ndarray) -> np.ndarray:
     return np.concatenate((x[:, :half], x[:, x.shape[1] - half:]), axis=0)
 
 
-def _ess(x: np.ndarray, acov_mean: np.ndarray | None = None) -> float:
-    """ESS of ``x (chains, draws)`` (no splitting, no ranking); ``acov_mean (draws,)``: its
-    autocovariance averaged over chains, when already computed."""
+def _ess(x: np.ndarray) -> np.ndarray:
+    """ESS of each site of ``x (chains, draws, sites)`` (no splitting, no ranking): ``(sites,)``.
+
+    Geyer's sequences without a loop over lags: the loop of ArviZ reads the pairs ``P_k = ρ̂_2k +
+    ρ̂_2k+1`` (``ρ̂_0 = 1``) while the previous pair sum is positive, up to ``k_max = (draws −
+    3) // 2``; the pairs read before the last are positive and kept, made monotone by a running
+    minimum of the pair sums; the last pair's even term counts when that pair's sum is ≥ 0 or
+    the term itself is positive."""
     x = np.asarray(x, dtype=float)
-    if np.isnan(x).any():
-        return float("nan")
-    if np.max(x) - np.min(x) < np.finfo(float).resolution:
-        return float(x.size)
-    n_chain, n_draw = x.shape
-    acov_mean = _autocov(x).mean(axis=0) if acov_mean is None else acov_mean
-    acov_t = _Lags(acov_mean)               # mean over chains at each lag (floats: fast loop)
-    mean_var = acov_t[0] * n_draw / (n_draw - 1.0)
+    n_chain, n_draw, sites = x.shape
+    out = np.full(sites, np.nan)
+    ok = ~np.isnan(x).any(axis=(0, 1))
+    const = ok & (np.ptp(np.where(ok, x, 0.0), axis=(0, 1)) < np.finfo(float).resolution)
+    out[const] = float(n_chain * n_draw)
+    live = np.flatnonzero(ok & ~const)
+    if not len(live):
+        return out
+    x = x[:, :, live]
+    acov_mean = _autocov(x).mean(axis=0)                               # (draws, sites)
+    mean_var = acov_mean[0] * n_draw / (n_draw - 1.0)                  # (sites,)
     var_plus = mean_var * (n_draw - 1.0) / n_draw
     if n_chain > 1:
-        var_plus += np.var(x.mean(axis=1), ddof=1)
-    rho = np.zeros(n_draw)
-    even, odd = 1.0, 1.0 - (mean_var - acov_t[1]) / var_plus
-    rho[0], rho[1] = even, odd
-    t = 1                                   # Geyer's initial positive sequence
-    while t < n_draw - 3 and even + odd > 0.0:
-        even = 1.0 - (mean_var - acov_t[t + 1]) / var_plus
-        odd = 1.0 - (mean_var - acov_t[t + 2]) / var_plus
-        if even + odd >= 0:
-            rho[t + 1], rho[t + 2] = even, odd
-        t += 2
-    max_t = t - 2
-    if even > 0:
-        rho[max_t + 1] = even
-    t = 1                                   # Geyer's initial monotone sequence
-    while t <= max_t - 2:
-        if rho[t + 1] + rho[t + 2] > rho[t - 1] + rho[t]:
-            rho[t + 1] = rho[t + 2] = (rho[t - 1] + rho[t]) / 2.0
-        t += 2
+        var_plus = var_plus + np.var(x.mean(axis=1), axis=0, ddof=1)
+    k_max = max((n_draw - 3) // 2, 0)
+    rho = 1.0 - (mean_var - acov_mean[:2 * k_max + 2]) / var_plus      # (2 k_max + 2, sites)
+    rho[0] = 1.0
+    pairs = rho[0::2] + rho[1::2]                                       # P_k, k = 0..k_max
+    stop = ~(pairs > 0.0)                                               # NaN stops the loop too
+    k_last = np.where(stop.any(axis=0), np.argmax(stop, axis=0), k_max)
+    k_last = np.minimum(k_last, k_max)                                  # (sites,)
+    cols = np.arange(len(live))
+    monotone = np.minimum.accumulate(pairs, axis=0)
+    kept = np.arange(pairs.shape[0])[:, None] < k_last                  # pairs 0..k_last-1
+    even = rho[2 * k_last, cols]
+    last = np.where(k_last == 0, 1.0,
+                    np.where((pairs[k_last, cols] >= 0) | (even > 0), even, 0.0))
+    tau = -1.0 + 2.0 * np.sum(np.where(kept, monotone, 0.0), axis=0) + last
     size = n_chain * n_draw
-    tau = -1.0 + 2.0 * np.sum(rho[:max_t + 1]) + np.sum(rho[max_t + 1:max_t + 2])
-    tau = max(tau, 1 / np.log10(size))
-    return float("nan") if np.isnan(rho).any() else float(size / tau)
-
-
-class _Lags:
-    """``a (n,)`` read as Python floats, converted in pieces as the Geyer sequences reach
-    them (they usually stop after a few lags; converting all n is most of the cost)."""
-
-    def __init__(self, a: np.ndarray):
-        self.a, self.vals = a, a[:64].tolist()
-
-    def __getitem__(self, t: int) -> float:
-        if t >= len(self.vals):
-            self.vals = self.a[:max(2 * len(self.vals), t + 1)].tolist()
-        return self.vals[t]
-
-
-def _average_ranks(v: np.ndarray) -> np.ndarray:
-    """Ranks 1..S of ``v (S,)``, ties given their average rank (``scipy.stats.rankdata``)."""
-    order = np.argsort(v)               # ties get their average rank: any order among them
-    s = v[order]
-    first = np.r_[True, s[1:] != s[:-1]]
-    group = np.cumsum(first)                                         # 1-based tie groups
-    bounds = np.r_[np.flatnonzero(first), len(v)]
-    ranks = np.empty(len(v))
-    ranks[order] = 0.5 * (bounds[group - 1] + 1 + bounds[group])
-    return ranks
+    tau = np.maximum(tau, 1 / np.log10(size))
+    out[live] = np.where(np.isnan(rho[1]), np.nan, size / tau)
+    return out
 
 
 def _valid(x: np.ndarray) -> bool:
@@ -123,29 +104,39 @@ def _valid(x: np.ndarray) -> bool:
 
 def ess_bulk(x: np.ndarray) -> float:
     """Bulk ESS of ``x (chains, draws)``: ``arviz.ess(x, method="bulk")``."""
-    from scipy.special import ndtri
-
     x = np.asarray(x, dtype=float)
     if not _valid(x):
         return float("nan")
     s = _split(x)
-    r = _average_ranks(s.ravel())
-    z = ndtri((r - 3 / 8) / (r.size - 2 * 3 / 8 + 1)).reshape(s.shape)
-    return _ess(z)
+    return float(_ess(_normal_scores(s.ravel()).reshape(*s.shape, 1))[0])
+
+
+def _normal_scores(v: np.ndarray) -> np.ndarray:
+    """Blom's normal scores ``Φ⁻¹((r − 3/8) / (S − 3/4 + 1))`` of ``v (S,)``, ``r`` the ranks
+    1..S with ties given their average rank (``scipy.stats.rankdata``): ``(S,)``. Computed once
+    per group of ties (a summary of a discrete state has few distinct values)."""
+    from scipy.special import ndtri
+
+    order = np.argsort(v)               # ties get their average rank: any order among them
+    s = v[order]
+    first = np.empty(len(v), dtype=bool)
+    first[0] = True
+    np.not_equal(s[1:], s[:-1], out=first[1:])
+    starts = np.flatnonzero(first)
+    counts = np.diff(np.append(starts, len(v)))
+    ranks = starts + (counts + 1) / 2                        # positions start+1 .. start+count
+    z = np.empty(len(v))
+    z[order] = np.repeat(ndtri((ranks - 3 / 8) / (len(v) - 2 * 3 / 8 + 1)), counts)
+    return z
 
 
 def mcse_mean(x: np.ndarray) -> np.ndarray:
-    """MCSE of the mean of each site of ``x (chains, draws, n)``: ``(n,)``, as
-    ``arviz.mcse(x, method="mean")`` (one FFT for every site)."""
+    """MCSE of the mean of each site of ``x (chains, draws, ...)``: shape ``x.shape[2:]``, as
+    ``arviz.mcse(x, method="mean")`` (one FFT and one Geyer pass for every site)."""
     x = np.asarray(x, dtype=float)
-    out = np.full(x.shape[2:], np.nan)
     if x.ndim < 3 or x.shape[1] < MIN_DRAWS:
-        return out
-    s = _split(x)                                                     # (2 chains, half, n)
-    acov_mean = _autocov(s).mean(axis=0)                              # (half, n)
-    sd = np.std(x.reshape(-1, *x.shape[2:]), axis=0, ddof=1)
-    for i in np.ndindex(*x.shape[2:]):
-        site = (slice(None), slice(None)) + i
-        if not np.isnan(x[site]).any():
-            out[i] = sd[i] / np.sqrt(_ess(s[site], acov_mean[(slice(None),) + i]))
-    return out
+        return np.full(x.shape[2:], np.nan)
+    flat = x.reshape(x.shape[0], x.shape[1], -1)                      # (chains, draws, sites)
+    s = _split(flat)                                                  # (2 chains, half, sites)
+    sd = np.std(flat.reshape(-1, flat.shape[2]), axis=0, ddof=1)
+    return (sd / np.sqrt(_ess(s))).reshape(x.shape[2:])

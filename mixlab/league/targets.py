@@ -191,7 +191,7 @@ def _build_spinglass(d: dict, init: str) -> Instance:
 
 
 def _build_mrf(d: dict) -> Instance:
-    from ..austerity.mrf import enumerate_joint, make_mrf, random_subsets, subset_codes
+    from ..austerity.mrf import enumerate_joint, make_mrf, random_subsets, state_codes, subset_codes
     from ..austerity.summaries import mrf_summaries
     from .yardstick import MarginalYardstick
 
@@ -217,8 +217,14 @@ def _build_mrf(d: dict) -> Instance:
     joint = cached_truth("mrf", d, compute)["subset_joints"]          # (M, 2^k)
     S = 1 << k
 
-    def codes(x: np.ndarray) -> np.ndarray:
-        return subset_codes(np.asarray(x), subsets)                    # (C, B, M) in [0, 2^k)
+    if D <= 16:     # every state's subset codes, looked up by the state's code
+        table = subset_codes((np.arange(1 << D)[:, None] >> np.arange(D)) & 1, subsets)
+
+        def codes(x: np.ndarray) -> np.ndarray:
+            return table[state_codes(x)]                               # (C, B, M) in [0, 2^k)
+    else:
+        def codes(x: np.ndarray) -> np.ndarray:
+            return subset_codes(np.asarray(x), subsets)
 
     return Instance(
         target=model, truth={"subset_joints": joint},

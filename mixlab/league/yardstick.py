@@ -89,7 +89,7 @@ class MarginalYardstick(AttributeState):
         x = np.asarray(draws[self.key])
         K, B = x.shape[:2]
         if self.codes is not None:
-            per, block_sums = self._code_counts(x)
+            total, prefix, block_sums = self._code_counts(x)
         else:
             x = (self.features(x) if self.features is not None else x).reshape(K, B, -1)
             # 0/1 bits are counted in integers (exact); other features summed in float64
@@ -97,6 +97,10 @@ class MarginalYardstick(AttributeState):
             if acc is np.float64:
                 x = x.astype(np.float64)
             per = x.sum(axis=0, dtype=acc)                             # (B, n)
+            total = per.sum(axis=0)
+
+            def prefix(b):              # rows summed in order: a cumulative sum's row b
+                return per[:b + 1].sum(axis=0)
 
             def block_sums(i, m):                                      # (K, n)
                 return x[:, i:i + m].sum(axis=1, dtype=acc)
@@ -110,32 +114,33 @@ class MarginalYardstick(AttributeState):
             if np.isnan(self.work_marks_err[j]) and np.isfinite(cum_work[-1]) \
                     and cum_work[-1] >= mark:
                 b = int(np.argmax(cum_work >= mark))
-                # rows summed in order: the same float64 sum as a cumulative sum's row b
-                est = (self.sum + per[:b + 1].sum(axis=0)) / (K * (self.draws + b + 1))
+                est = (self.sum + prefix(b)) / (K * (self.draws + b + 1))
                 self.work_marks_err[j] = self._error(est)
                 self.work_marks_at[j] = float(cum_work[b])
         self._add_batches(B, block_sums)
-        self.sum = self.sum + per.sum(axis=0)
+        self.sum = self.sum + total
         self.draws += B
         self.work = float(cum_work[-1])
         record_block_end(self, seconds, self._error(self.sum / (K * self.draws)))
 
     def _code_counts(self, x: np.ndarray):
-        """For :attr:`codes`: the counts of each feature over the chains per draw ``(B, n)``
-        and ``block_sums(i, m)``, each chain's counts over draws i..i+m-1 ``(chains, n)``: the
-        integer sums of the one-hot features, by ``bincount``."""
+        """For :attr:`codes`: the counts of each feature over all chains and draws ``(n,)``,
+        ``prefix(b)`` the same over draws 0..b, and ``block_sums(i, m)`` each chain's counts
+        over draws i..i+m-1 ``(chains, n)``: the integer sums of the one-hot features, by
+        ``bincount``."""
         c = np.asarray(self.codes(x), np.int64)                        # (K, B, M)
         K, B, M = c.shape
         n = self.truth.size
         idx = c + np.arange(M, dtype=np.int64) * (n // M)              # feature of each group
-        per = np.bincount((idx + (np.arange(B, dtype=np.int64) * n)[:, None]).ravel(),
-                          minlength=B * n).reshape(B, n)
         offsets = (np.arange(K, dtype=np.int64) * n)[:, None, None]
+
+        def prefix(b):
+            return np.bincount(idx[:, :b + 1].ravel(), minlength=n)
 
         def block_sums(i, m):
             return np.bincount((idx[:, i:i + m] + offsets).ravel(),
                                minlength=K * n).reshape(K, n)
-        return per, block_sums
+        return np.bincount(idx.ravel(), minlength=n), prefix, block_sums
 
     def _add_batches(self, B: int, block_sums) -> None:
         """Per-chain batch sums of B draws, ``block_sums(i, m)`` (chains, n) the sums over

@@ -15,7 +15,7 @@ import numpy as np
 from scipy.special import expit, logsumexp
 
 from .model import RBM, sigmoid, softplus
-from .partition_kernel import log_product_sums
+from .partition_kernel import PRODUCT_MAX_ACT, log_product_sums, softplus_row_sums
 
 __all__ = [
     "ais_betas",
@@ -80,31 +80,12 @@ def log_partition_exact(rbm: RBM, max_units: int = 25) -> float:
         bits = ((high >> np.arange(n - k)) & 1).astype(np.float64)
         high_act = W[:, k:] @ bits                                # (V,)
         if low_exp_t is not None and np.all(np.abs(high_act) < 600) \
-                and lo_max + float(high_act.max(initial=0.0)) <= _PRODUCT_MAX_ACT:
+                and lo_max + float(high_act.max(initial=0.0)) <= PRODUCT_MAX_ACT:
             log_product_sums(low_exp_t, np.exp(high_act), sums)
         else:
-            sums = _softplus_row_sums(low_act + high_act)
+            sums = softplus_row_sums(low_act + high_act)
         parts.append(logsumexp(low_c + bits @ c[k:] + sums))
     return float(logsumexp(np.asarray(parts)))
-
-
-#: pre-activations up to this size take the product form of :func:`log_product_sums` (a
-#: product of GROUP = 16 factors 1 + e^40 stays below float64's largest number, e^709)
-_PRODUCT_MAX_ACT = 40.0
-
-
-def _softplus_row_sums(a: np.ndarray) -> np.ndarray:
-    """``Σ_j softplus(a_ij)`` for ``a (rows, V)`` float64, which it overwrites.
-
-    As ``Σ_j log(1 + e^a_ij) = Σ_groups log Π_j (1 + e^a_ij)`` (:func:`log_product_sums`):
-    one exp per entry and one log per 16, with rounding at float64's level. Entries above
-    :data:`_PRODUCT_MAX_ACT` take ``logaddexp`` instead."""
-    if a.size == 0 or a.max() > _PRODUCT_MAX_ACT:
-        return softplus(a).sum(axis=1)
-    np.exp(a, out=a)
-    out = np.empty(a.shape[0])
-    log_product_sums(np.ascontiguousarray(a.T), np.ones(a.shape[1]), out)
-    return out
 
 
 def exact_visible_log_probs(rbm: RBM, log_z: float | None = None) -> np.ndarray:

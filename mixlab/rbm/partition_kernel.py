@@ -16,11 +16,15 @@ import numpy as np
 from numba import njit
 
 from ..numba_cache import CACHE
+from ..numerics import softplus
 
-__all__ = ["GROUP", "log_product_sums"]
+__all__ = ["GROUP", "PRODUCT_MAX_ACT", "log_product_sums", "softplus_row_sums"]
 
 GROUP = 16           # factors per product: (1 + e^40)^16 < e^641, below float64's e^709
 _TILE = 256          # rows whose products and sums stay in L1 while the factors are walked
+#: pre-activations up to this size take the product form (a product of GROUP factors 1 + e^40
+#: stays below float64's largest number, e^709)
+PRODUCT_MAX_ACT = 40.0
 
 
 @njit(cache=CACHE, nogil=True, boundscheck=False, error_model="numpy")
@@ -50,3 +54,18 @@ def log_product_sums(low_exp_t, high_exp, out):
                 acc[i] += np.log(prod[i])
         for i in range(n):
             out[r0 + i] = acc[i]
+
+
+def softplus_row_sums(a: np.ndarray) -> np.ndarray:
+    """``Σ_j softplus(a_ij)`` for ``a (rows, V)`` float64 C-contiguous, which it overwrites:
+    ``(rows,)``.
+
+    As ``Σ_j log(1 + e^a_ij) = Σ_groups log Π_j (1 + e^a_ij)`` (:func:`log_product_sums`):
+    one exp per entry and one log per GROUP, with rounding at float64's level. A block with an
+    entry above :data:`PRODUCT_MAX_ACT` takes :func:`mixlab.numerics.softplus` instead."""
+    if a.size == 0 or a.max() > PRODUCT_MAX_ACT:
+        return softplus(a).sum(axis=1)
+    np.exp(a, out=a)
+    out = np.empty(a.shape[0])
+    log_product_sums(np.ascontiguousarray(a.T), np.ones(a.shape[1]), out)
+    return out

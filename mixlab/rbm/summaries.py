@@ -38,9 +38,13 @@ def summary_pixels(n_visible: int) -> dict[str, int]:
 def free_energy(x: np.ndarray, W: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
     """F(x) = -bᵀx - Σ_j softplus(c_j + (xW)_j) for x (..., V) in {0,1}; W (V,H), b (V,),
     c (H,).  Float64 (...)."""
+    from .partition_kernel import softplus_row_sums
+
     x = np.asarray(x, np.float64)
-    a = x @ np.asarray(W, np.float64) + np.asarray(c, np.float64)
-    return -(x @ np.asarray(b, np.float64)) - np.logaddexp(0.0, a).sum(-1)
+    flat = x.reshape(-1, x.shape[-1])                                  # (rows, V): one GEMM
+    a = flat @ np.asarray(W, np.float64) + np.asarray(c, np.float64)   # (rows, H)
+    out = -(flat @ np.asarray(b, np.float64)) - softplus_row_sums(a)
+    return out.reshape(x.shape[:-1])
 
 
 def summarize_draws(block: dict, W: np.ndarray, b: np.ndarray, c: np.ndarray) -> dict:

@@ -47,12 +47,13 @@ def test_energy_of_bits_by_table_is_the_computed_one(D):
     assert np.allclose(energy(S), -model.log_potential(S.astype(np.uint8)), atol=1e-10)
 
 
-def test_mrf_summaries_by_hand():
-    model = build_model({"D": 8, "s": 0.5, "s_is": "std", "seed": 1})
+@pytest.mark.parametrize("D", [8, MRFEnergy.TABLE_MAX_D + 1])   # looked up, computed
+def test_mrf_summaries_by_hand(D):
+    model = build_model({"D": D, "s": 0.5, "s_is": "std", "seed": 1})
     rng = np.random.default_rng(3)
-    sub = random_subsets(8, 6, 5, rng)
+    sub = random_subsets(D, 6, 5, rng)
     probs = rng.dirichlet(np.ones(32), size=6)
-    X = rng.random((2, 9, 8)) < 0.5
+    X = rng.random((2, 9, D)) < 0.5
     X[0, 0, sub[1]] = (np.argmax(probs[1]) >> np.arange(5)) & 1     # hit subset 1's config
     out = mrf_summaries(model, sub, probs, k=4)({"samples": X})
     assert sorted(out) == ["energy", "ones", "subset_0", "subset_1", "subset_2", "subset_3"]
@@ -60,7 +61,7 @@ def test_mrf_summaries_by_hand():
         for n in range(9):
             x = X[c, n]
             assert np.isclose(out["energy"][c, n], -model.log_potential(x[None])[0])
-            assert out["ones"][c, n] == x.sum() / 8
+            assert out["ones"][c, n] == x.sum() / D
             for m in range(4):
                 code = sum(int(x[sub[m, b]]) << b for b in range(5))
                 assert out[f"subset_{m}"][c, n] == float(code == np.argmax(probs[m]))

@@ -22,7 +22,8 @@ def _ar1(rng, chains, draws, phi, n=None):
 def _cases():
     rng = np.random.default_rng(11)
     for chains, draws, phi in ((1, 4, 0.0), (1, 5, 0.5), (2, 7, 0.9), (4, 100, 0.3),
-                               (10, 37, 0.95), (3, 500, -0.4), (10, 20, 0.99)):
+                               (10, 37, 0.95), (3, 500, -0.4), (10, 20, 0.99),
+                               (3, 300, 0.999), (2, 400, -0.95)):
         yield _ar1(rng, chains, draws, phi)
     yield (rng.random((10, 60)) < 0.2).astype(float)          # binary: many ties
     yield rng.integers(0, 4, size=(5, 33)).astype(float)       # few distinct values
@@ -33,7 +34,7 @@ def _cases():
     yield x                                                    # a NaN: NaN
 
 
-@pytest.mark.parametrize("i", range(12))
+@pytest.mark.parametrize("i", range(14))
 def test_bulk_ess_is_arviz(i):
     x = list(_cases())[i]
     az = arviz()
@@ -52,6 +53,8 @@ def test_mcse_of_the_mean_is_arviz_per_site():
     x = _ar1(rng, 10, 32, 0.7, n=6)
     x[:, :, 2] = 0.25                                          # a constant site
     x[:, :, 4] = (x[:, :, 4] > 0.3)                            # a binary site
+    x[:, :, 5] = _ar1(rng, 10, 32, 0.999)                      # Geyer runs to the last lag
+    x[3, 7, 1] = np.nan                                        # a NaN: that site alone NaN
     az = arviz()
     for arr in (x, x[:, :4], x[:, :3]):
         with np.errstate(all="ignore"), warnings.catch_warnings():

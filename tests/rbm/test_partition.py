@@ -57,12 +57,12 @@ def test_exact_log_z_in_blocks_matches_the_direct_sum_over_hidden_states(scale):
 @pytest.mark.parametrize("V", [1, 2, 3, 7, 8, 9, 17, 256])
 @pytest.mark.parametrize("scale", [3.0, 60.0])       # 60: entries past the product form's bound
 def test_softplus_row_sums_by_products_are_the_sums_of_softplus(V, scale):
-    from mixlab.rbm.partition import _PRODUCT_MAX_ACT, _softplus_row_sums
+    from mixlab.rbm.partition_kernel import PRODUCT_MAX_ACT, softplus_row_sums
 
     a = scale * np.random.default_rng(V).standard_normal((40, V))
     ref = np.logaddexp(0.0, a).sum(axis=1)
-    assert (a.max() > _PRODUCT_MAX_ACT) == (scale == 60.0)     # each path is taken
-    np.testing.assert_allclose(_softplus_row_sums(a.copy()), ref, rtol=1e-13, atol=1e-13)
+    assert (a.max() > PRODUCT_MAX_ACT) == (scale == 60.0)     # each path is taken
+    np.testing.assert_allclose(softplus_row_sums(a.copy()), ref, rtol=1e-13, atol=1e-13)
 
 
 @pytest.mark.parametrize("V", [1, 15, 16, 17, 33, 256])
@@ -70,15 +70,14 @@ def test_log_product_sums_are_the_sums_of_softplus_up_to_the_bound(V):
     """The compiled block kernel: Σ_j log(1 + e^low_rj e^high_j) for R = 300 rows (past one
     tile of rows), V factors (groups of 16, the last one short), pre-activations up to the
     bound 40 where a group's product is largest."""
-    from mixlab.rbm.partition import _PRODUCT_MAX_ACT
-    from mixlab.rbm.partition_kernel import log_product_sums
+    from mixlab.rbm.partition_kernel import PRODUCT_MAX_ACT, log_product_sums
 
     rng = np.random.default_rng(V)
     low = rng.uniform(-30.0, 20.0, (300, V))
     low[0] = 20.0                                            # a row at the bound: 20 + 20
     high = rng.uniform(-10.0, 20.0, V)
     high[:] = np.where(np.arange(V) % 2 == 0, 20.0, high)
-    assert (low + high).max() == _PRODUCT_MAX_ACT
+    assert (low + high).max() == PRODUCT_MAX_ACT
     out = np.full(300, np.nan)
     log_product_sums(np.ascontiguousarray(np.exp(low).T), np.exp(high), out)
     np.testing.assert_allclose(out, np.logaddexp(0.0, low + high).sum(axis=1), rtol=1e-13,
