@@ -19,6 +19,8 @@ import json
 import os
 import socket
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from . import confined
@@ -66,8 +68,9 @@ class RunLock:
         self.run_dir, self._fd = run_dir, fd
 
     @classmethod
-    def acquire(cls, run_dir: str | os.PathLike) -> RunLock:
-        """Take the lock or raise :class:`RunLocked` naming the live writer."""
+    def acquire(cls, run_dir: str | os.PathLike, what: str = "run") -> RunLock:
+        """Take the lock or raise :class:`RunLocked` naming the live writer (``what``: the
+        directory's kind in the message: run, sweep, league)."""
         run_dir = Path(run_dir)
         run_dir.mkdir(parents=True, exist_ok=True)
         path = run_dir / LOCK_NAME
@@ -77,7 +80,8 @@ class RunLock:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 os.close(fd)
-                raise RunLocked(f"run {run_dir} is being written by {_describe(_read(run_dir))}; "
+                raise RunLocked(f"{what} {run_dir} is being written by "
+                                f"{_describe(_read(run_dir))}; "
                                 f"wait for it to finish, or run into another --out "
                                 f"directory") from None
             if _names(path, fd):
@@ -112,6 +116,18 @@ class RunLock:
 
     def __exit__(self, *exc) -> None:
         self.release()
+
+
+@contextmanager
+def directory_lock(directory: str | os.PathLike, what: str) -> Iterator[RunLock]:
+    """The writer lock of a sweep's or a league's directory for the block (its file removed
+    after): a second process running the same directory stops at once, naming the first,
+    instead of finding each point locked and recording it as failed."""
+    lock = RunLock.acquire(directory, what)
+    try:
+        yield lock
+    finally:
+        lock.release(remove=True)
 
 
 def live_writer(run_dir: str | os.PathLike) -> str | None:

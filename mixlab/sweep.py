@@ -23,6 +23,7 @@ the scheduler re-runs the task on another worker.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import itertools
@@ -43,6 +44,7 @@ import yaml
 
 from . import confined
 from .errors import MixlabError, SpecError, UsageError
+from .runlock import directory_lock
 from .spec import dump, load_yaml, resolve
 
 PENDING, COMPLETE, FAILED = "pending", "complete", "failed"
@@ -337,7 +339,8 @@ class _Table:
 def run_sweep(sweep_dir: Path, specs: list[dict], grid: dict, summary: list[str], *,
               workers: int = 1, scheduler: str | None = None,
               quiet: bool = True, start_method: str = "spawn",
-              on_point: Callable[[int, Path, str], None] | None = None) -> SweepOutcome:
+              on_point: Callable[[int, Path, str], None] | None = None,
+              locked: bool = False) -> SweepOutcome:
     """Run every point not yet complete; returns what happened (failed points included).
 
     ``on_point(i, run_dir, status)`` is called in this process as each point this call runs
@@ -348,11 +351,22 @@ def run_sweep(sweep_dir: Path, specs: list[dict], grid: dict, summary: list[str]
     inherit its imported modules (the league: its cells would each re-import seconds of
     modules in a fresh interpreter).
 
+    The sweep holds its directory's writer lock (mixlab.runlock.directory_lock) while it runs,
+    unless the caller holds it already (``locked``: a league).
+
     Raises only for the sweep's own failures (no Dask, the sweep directory cannot be written);
     a point's failure is in the outcome and in ``sweep.csv``."""
+    sweep_dir.mkdir(parents=True, exist_ok=True)
+    with contextlib.nullcontext() if locked else directory_lock(sweep_dir, "sweep"):
+        return _run_points(sweep_dir, specs, grid, summary, workers, scheduler, quiet,
+                           start_method, on_point)
+
+
+def _run_points(sweep_dir: Path, specs: list[dict], grid: dict, summary: list[str],
+                workers: int, scheduler: str | None, quiet: bool, start_method: str,
+                on_point: Callable[[int, Path, str], None] | None) -> SweepOutcome:
     points = grid_points(grid)
     dirs = [point_dir(sweep_dir, i, p) for i, p in enumerate(points)]
-    sweep_dir.mkdir(parents=True, exist_ok=True)
     _write_bookkeeping(sweep_dir / "sweep.yaml", dump({"grid": grid, "summary": summary,
                                                         "points": [str(d) for d in dirs]}))
     table = _Table(sweep_dir, grid, summary, dirs, on_point)

@@ -163,13 +163,22 @@ def plan(spec: dict) -> tuple[dict, list[dict]]:
 
 def run_league(spec: dict, league_dir: Path, *, workers: int = 1, scheduler: str | None = None,
                quiet: bool = True) -> tuple[str, list[Entry]]:
-    """Run (or resume) every cell, rank, write the outputs; returns (terminal table, entries)."""
-    from ..sweep import run_sweep
+    """Run (or resume) every cell, rank, write the outputs; returns (terminal table, entries).
+    A second process on the same directory stops at once (RunLocked, exit 1) naming this one."""
+    from ..runlock import directory_lock
 
     t0 = time.perf_counter()
     grid, cells = plan(spec)
     league_dir.mkdir(parents=True, exist_ok=True)
+    with directory_lock(league_dir, "league"):
+        return _run_locked(spec, league_dir, grid, cells, workers, scheduler, quiet, t0)
+
+
+def _run_locked(spec: dict, league_dir: Path, grid: dict, cells: list[dict], workers: int,
+                scheduler: str | None, quiet: bool, t0: float) -> tuple[str, list[Entry]]:
+    """:func:`run_league` once it holds the league directory's writer lock."""
     from .. import confined
+    from ..sweep import run_sweep
 
     confined.write_atomic(league_dir, "league.yaml", dump(spec).encode())
     # one BLAS thread per cell, in this process too (the pool's workers set their own)
@@ -191,7 +200,8 @@ def run_league(spec: dict, league_dir: Path, *, workers: int = 1, scheduler: str
         if workers > 1 and not scheduler:
             warm_up(spec["family"], cells)
         outcome = run_sweep(league_dir, cells, grid, [], workers=workers, scheduler=scheduler,
-                            quiet=quiet, start_method=_start_method(), on_point=cell_done)
+                            quiet=quiet, start_method=_start_method(), on_point=cell_done,
+                            locked=True)
     entries = [Entry(c["target"]["name"], c["label"], outcome.status[i], outcome.error[i],
                      outcome.results[i], str(outcome.dirs[i])) for i, c in enumerate(cells)]
     rank_all(entries)

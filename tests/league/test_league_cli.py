@@ -126,3 +126,19 @@ def test_killed_league_resumes_to_the_same_equal_work_table(tmp_path, monkeypatc
     assert r.exit_code == 0, r.output
     assert _work_table(cut) == _work_table(whole)
     assert len(_work_table(cut)) == 2
+
+
+def test_a_second_league_on_a_running_leagues_directory_stops_naming_the_first(tmp_path):
+    """While one process runs a league's directory, a second on it exits 1 at once naming the
+    first, and writes nothing there (its cells would otherwise be recorded as locked
+    failures in a table that exits 0)."""
+    from mixlab.runlock import directory_lock
+
+    out = tmp_path / "league"
+    with directory_lock(out, "league"):
+        r = run_mixlab("league", "spinglass", "--targets", "attractive-c0.5", "--samplers",
+                       "gibbs", *TINY, "-o", out,
+                       env=mixlab_env(MIXLAB_DATA_DIR=tmp_path / "data"))
+    assert r.returncode == 1, r.stderr
+    assert f"league {out} is being written by pid {os.getpid()}" in r.stderr
+    assert sorted(p.name for p in out.iterdir()) == []

@@ -195,3 +195,24 @@ def test_dask_point_scratch_is_removed_when_the_point_ends_fails_or_its_worker_d
     assert failed["status"] == "failed"
     assert not stale.exists() and live.exists() and other.exists()
     assert sorted(p.name for p in tmp_path.glob(f"{SCRATCH_PREFIX}*")) == [live.name]
+
+
+def test_a_second_sweep_on_a_running_sweeps_directory_stops_naming_the_first(tmp_path):
+    """While one process runs a sweep's directory (holds its lock), a second on the same
+    directory exits 1 at once naming it: it does not run, or record as failed, the points."""
+    from mixlab.runlock import directory_lock
+
+    spec = tmp_path / "flaky.yaml"
+    spec.write_text("experiment: test.flaky_point\nname: flaky\nsweep: {summary: [x2]}\n")
+    out = tmp_path / "sw"
+    args = ["sweep", str(spec), "x=1,3", "--set", f"marker={tmp_path}", "-o", str(out), "-q"]
+    with directory_lock(out, "sweep"):
+        second = CliRunner().invoke(cli, args)
+        assert second.exit_code == 1, second.output
+        assert f"sweep {out} is being written by pid {os.getpid()}" in second.output
+        assert not (out / "sweep.csv").exists()
+    assert not (out / "writer.lock").exists()
+    again = CliRunner().invoke(cli, args)
+    assert again.exit_code == 0, again.output
+    assert [r["status"] for r in _rows(out / "sweep.csv")] == ["complete", "complete"]
+    assert not (out / "writer.lock").exists()
