@@ -28,18 +28,9 @@ Quick mode: fewer timing repeats.  The ISL rows use 10^5 samples in both modes (
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
-
-def _best(fn, repeats: int) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
+from benchmarks.timing import best_time
 
 
 def _rbm(V=784, H=500, seed=0):
@@ -125,8 +116,8 @@ def run(quick: bool) -> list[dict]:
     tg, tb = [], []
     fg = _steps(g, n)
     for _ in range(reps):
-        tg.append(_best(fg, 1))
-        tb.append(_best(gemms, 1))
+        tg.append(best_time(fg, 1))
+        tb.append(best_time(gemms, 1))
     r = min(tg) / min(tb)
     rows.append({"name": "gibbs_step_vs_gemm", "ratio": r, "target": "<= 1.5", "ok": r <= 1.5,
                  "detail": f"784x500 RBM, 100 chains: {1e3 * min(tg) / n:.3f} ms/step vs "
@@ -144,10 +135,10 @@ def run(quick: bool) -> list[dict]:
         fb = _bare_rates_fpcd(rbm, X, n) if shared else None
         tg, tr, tb = [], [], []
         for _ in range(reps):
-            tg.append(_best(fg, 1))
-            tr.append(_best(fr, 1))
+            tg.append(best_time(fg, 1))
+            tr.append(best_time(fr, 1))
             if fb is not None:
-                tb.append(_best(fb, 1))
+                tb.append(best_time(fb, 1))
         r = min(tr) / min(tg)
         rows.append({"name": name, "ratio": r, "target": f"<= {target:g}", "ok": r <= target,
                      "detail": f"784x500, {chains} chain(s){' shared θ_F' if shared else ''}, "
@@ -198,10 +189,10 @@ def run(quick: bool) -> list[dict]:
     tc, tl, tb, tp = [], [], [], []
     for _ in range(reps_isl):
         for _ in range(2):  # the feeds are short (~0.1 s): two curve / last pairs per repeat
-            tc.append(_best(lambda: feed(curve_pts), 1))
-            tl.append(_best(lambda: feed([N]), 1))
-        tb.append(_best(bare, 1))
-        tp.append(_best(bare_popcount, 1))
+            tc.append(best_time(lambda: feed(curve_pts), 1))
+            tl.append(best_time(lambda: feed([N]), 1))
+        tb.append(best_time(bare, 1))
+        tp.append(best_time(bare_popcount, 1))
     r1 = min(tc) / min(tl)
     r2 = min(tc) / min(tb)
     r3 = min(tc) / min(tp)

@@ -13,9 +13,10 @@ Rows (all timed side by side in this process, best of several repetitions):
 from __future__ import annotations
 
 import os
-import time
 
 import numpy as np
+
+from benchmarks.timing import best_time
 
 
 def _usps() -> np.ndarray:
@@ -28,16 +29,6 @@ def _usps() -> np.ndarray:
             X = f["train/data"][:6291]
         return (X > 0.5).astype(np.float32)
     return load("usps", binarize=0.5).train.X
-
-
-def _best(fn, reps: int) -> float:
-    fn()                                               # warm-up (allocations, BLAS threads)
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def run(quick: bool) -> list[dict]:
@@ -54,7 +45,7 @@ def run(quick: bool) -> list[dict]:
 
     tr = Trainer(RBM.init(V, H, rng, data=X), X, None, rng=rng, method="pcd",
                  epochs=10**6, batch_size=B, lr=0.01, monitor=False)
-    t_mix = _best(tr.run_epoch, reps)
+    t_mix = best_time(tr.run_epoch, reps, warm_up=True)
 
     sk = BernoulliRBM(n_components=H, learning_rate=0.01, batch_size=B, n_iter=1,
                       random_state=0)
@@ -64,13 +55,13 @@ def run(quick: bool) -> list[dict]:
     def sk_epoch():
         for xb in batches:
             sk.partial_fit(xb)
-    t_sk = _best(sk_epoch, reps)
+    t_sk = best_time(sk_epoch, reps, warm_up=True)
     sk_dtype = sk.components_.dtype
 
     # scikit-learn's own epoch loop (fit with n_iter=1 keeps float32 input in float32)
     sk_fit = BernoulliRBM(n_components=H, learning_rate=0.01, batch_size=B, n_iter=1,
                           random_state=0)
-    t_skfit = _best(lambda: sk_fit.fit(X), reps)
+    t_skfit = best_time(lambda: sk_fit.fit(X), reps, warm_up=True)
 
     W = tr.W
     xs = [X[i:i + B] for i in range(0, n, B)]
@@ -83,7 +74,7 @@ def run(quick: bool) -> list[dict]:
             hb @ W.T
             xb @ W
             xb.T @ hb[:len(xb)]
-    t_gemm = _best(gemms, reps)
+    t_gemm = best_time(gemms, reps, warm_up=True)
 
     r1 = t_mix / t_sk
     r2 = t_mix / t_gemm

@@ -12,25 +12,16 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import maxflow
 import numpy as np
 
+from benchmarks.timing import best_time
 from mixlab.spinglass import exact
 from mixlab.spinglass.bounds import gumbel
 from mixlab.spinglass.map import DOWN, RIGHT, map_graphcut
 from mixlab.spinglass.model import random_spin_glass
-
-
-def _best(fn, repeat: int) -> float:
-    ts = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t0)
-    return min(ts)
 
 
 def _bare_solve(nodes_shape, wr, wd, src, snk):
@@ -48,15 +39,15 @@ def run(quick: bool) -> list[dict]:
     rng = np.random.default_rng(0)
     # 1. exact inference
     m10 = random_spin_glass(10, 10, coupling=1.0, rng=rng)
-    t10 = _best(lambda: exact.marginals(m10), 5 if quick else 20)
-    tz10 = _best(lambda: exact.log_partition(m10), 5 if quick else 20)
+    t10 = best_time(lambda: exact.marginals(m10), 5 if quick else 20)
+    tz10 = best_time(lambda: exact.log_partition(m10), 5 if quick else 20)
     m15 = random_spin_glass(15, 15, coupling=1.0, rng=rng)
-    t15 = _best(lambda: exact.marginals(m15), 1)
+    t15 = best_time(lambda: exact.marginals(m15), 1)
     detail = (f"10x10 log Z + marginals {t10 * 1e3:.1f} ms (log Z alone {tz10 * 1e3:.1f} ms); "
               f"15x15 {t15:.2f} s")
     if not quick:
         m20 = random_spin_glass(20, 20, coupling=1.0, rng=rng)
-        t20 = _best(lambda: exact.log_partition(m20), 1)
+        t20 = best_time(lambda: exact.log_partition(m20), 1)
         detail += f"; 20x20 log Z only {t20:.1f} s (marginals need 3.2 GB of frontier vectors)"
     rows.append({"name": "spinglass exact 10x10 logZ+marginals / 20 ms", "ratio": t10 / 0.020,
                  "target": "<= 1", "ok": bool(t10 <= 0.020), "detail": detail})
@@ -68,9 +59,9 @@ def run(quick: bool) -> list[dict]:
     wd = np.zeros((100, 100)); wd[:-1] = 2 * m.down
     src, snk = np.maximum(-gain, 0), np.maximum(gain, 0)
     rep = 10 if quick else 50
-    t_bare = _best(lambda: _bare_solve((100, 100), wr, wd, src, snk), rep)
+    t_bare = best_time(lambda: _bare_solve((100, 100), wr, wd, src, snk), rep)
     r2 = np.random.default_rng(1)
-    t_ours = _best(lambda: map_graphcut(m, gumbel(r2, (100, 100, 2))), rep)
+    t_ours = best_time(lambda: map_graphcut(m, gumbel(r2, (100, 100, 2))), rep)
     seg = _bare_solve((100, 100), wr, wd, src, snk)
     agree = np.array_equal(np.where(seg, 1, -1), map_graphcut(m, u))
     rows.append({"name": "spinglass perturbed MAP 100x100 / bare PyMaxflow", "ratio": t_ours / t_bare,
@@ -83,7 +74,7 @@ def run(quick: bool) -> list[dict]:
     for L in sides:
         mL = random_spin_glass(L, L, coupling=1.0, rng=rng)
         rL = np.random.default_rng(L)
-        per.append(_best(lambda: map_graphcut(mL, gumbel(rL, (L, L, 2))), 3 if L < 1000 else 1))
+        per.append(best_time(lambda: map_graphcut(mL, gumbel(rL, (L, L, 2))), 3 if L < 1000 else 1))
     table = ", ".join(f"{L}: {t * 1e3:.3g} ms ({t / L**2 * 1e9:.0f} ns/site)"
                       for L, t in zip(sides, per))
     slope = np.polyfit(np.log(np.array(sides[1:]) ** 2), np.log(per[1:]), 1)[0]
