@@ -198,7 +198,7 @@ def _run_locked(spec: dict, league_dir: Path, grid: dict, cells: list[dict], wor
 
     with threadpool_limits(1):
         if workers > 1 and not scheduler:
-            warm_up(spec["family"], cells)
+            warm_up(spec["family"], cells, workers)
         outcome = run_sweep(league_dir, cells, grid, [], workers=workers, scheduler=scheduler,
                             quiet=quiet, start_method=_start_method(), on_point=cell_done,
                             locked=True)
@@ -221,11 +221,13 @@ def _start_method() -> str:
     return "fork" if sys.platform.startswith("linux") else "spawn"
 
 
-def warm_up(family: str, cells: list[dict]) -> None:
+def warm_up(family: str, cells: list[dict], workers: int = 1) -> None:
     """Before the pool forks: import what every cell imports (the run machinery, the figures'
-    matplotlib, the yardsticks' SciPy functions) and build each target once, so that its truth
-    is in the cache and its modules are loaded. A target that cannot be built is left to its
-    cells, which record the reason."""
+    matplotlib, the yardsticks' SciPy functions) and put each target's truth in the cache, so
+    that no cell computes it. With ``workers`` > 1 the targets are built in that many processes
+    at once (a truth not yet cached, e.g. an HMC reference, takes up to minutes) and one of
+    them again here, from the cache, for its modules. A target that cannot be built is left to
+    its cells, which record the reason."""
     import scipy.fft  # noqa: F401  (the ESS's FFT length)
     import scipy.special  # noqa: F401
     import tqdm  # noqa: F401  (each stream's progress bar, disabled in a cell)
@@ -233,16 +235,33 @@ def warm_up(family: str, cells: list[dict]) -> None:
     from .. import context, parallel  # noqa: F401  (each cell runs through them)
     from . import cell, ess  # noqa: F401
 
-    done = set()
-    for c in cells:
-        key = json.dumps(c["target"], sort_keys=True, default=str)
-        if key in done:
-            continue
-        done.add(key)
+    todo = list({json.dumps(c["target"], sort_keys=True, default=str): c
+                 for c in cells}.values())
+    cached = False
+    if workers > 1 and len(todo) > 1:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
         try:
-            targets.build(family, c["target"].get("definition", {}), c["init"])
-        except Exception:  # noqa: BLE001  (the cells say why)
+            with ProcessPoolExecutor(min(workers, len(todo)), mp_context=multiprocessing.
+                                     get_context(_start_method())) as pool:
+                list(pool.map(_build_target, [family] * len(todo), todo))
+            cached = True
+        except Exception:  # noqa: BLE001  (a process that died: every target is built here)
             pass
+    for c in todo:
+        if _build_target(family, c) and cached:
+            break                    # the truths are cached: one target for the imports
+
+
+def _build_target(family: str, cell: dict) -> bool:
+    """Build a cell's target (its truth computed into the cache if it is not there); False
+    when it cannot be built."""
+    try:
+        targets.build(family, cell["target"].get("definition", {}), cell["init"])
+        return True
+    except Exception:  # noqa: BLE001  (the cells say why)
+        return False
 
 
 def league_info(spec: dict, entries: list[Entry], wall: float, workers: int,

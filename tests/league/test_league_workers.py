@@ -61,3 +61,24 @@ def test_a_dask_cluster_gives_the_one_process_table(one_process, tmp_path):
     assert [e.status for e in cells] == ["complete"] * 4
     assert _table(one) == _table(tmp_path / "dask")
     assert f"on the Dask cluster at {address}" in text.splitlines()[1]
+
+
+def test_warm_up_caches_every_truth_from_parallel_processes(tmp_path, monkeypatch):
+    """With two workers the targets are built in two processes at once: afterwards each good
+    target's truth is in the cache, and a target that cannot be built stops nothing."""
+    from mixlab.league import targets
+    from mixlab.league.league import plan, warm_up
+    from mixlab.league.truth import truth_path
+
+    monkeypatch.setenv("MIXLAB_DATA_DIR", str(tmp_path / "data"))
+    spec = load_spec(resolve_spec("league/mrf"), scale="quick",
+                     overrides=["only_samplers=[exact]"])
+    _, cells = plan(spec)
+    bad = {**cells[0], "target": {"name": "too-big",
+                                  "definition": {**cells[0]["target"]["definition"], "D": 30}}}
+    good = [c["target"]["definition"] for c in cells]
+    assert len(good) == 3 and not any(truth_path("mrf", d).exists() for d in good)
+    warm_up("mrf", [bad, *cells], workers=2)
+    assert all(truth_path("mrf", d).exists() for d in good)
+    with pytest.raises(Exception, match="D <= 20"):
+        targets.build("mrf", bad["target"]["definition"])
