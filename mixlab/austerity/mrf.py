@@ -68,8 +68,8 @@ from .seqtest import sequential_test_batch, tcrit2_table
 __all__ = ["BLOCK_DEFAULT", "BlockTables", "DenseMRF", "block_tables", "make_mrf", "triplets",
            "sweep_exact", "sweep_approx", "ExactGibbs",
            "ApproxGibbs", "update_approx", "pair_terms", "enumerate_joint", "exact_conditionals", "log_odds_all",
-           "log_odds_tables", "logit", "random_subsets", "state_codes", "subset_codes", "joint_counts",
-           "l1_joint_error"]
+           "log_odds_tables", "logit", "random_subsets", "state_codes", "subset_codes",
+           "joint_counts", "l1_joint_error"]
 
 
 def triplets(D: int) -> np.ndarray:
