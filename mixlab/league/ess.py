@@ -33,19 +33,22 @@ import numpy as np
 MIN_DRAWS = 4
 
 
-def _autocov(x: np.ndarray) -> np.ndarray:
-    """Autocovariance along axis 1 of ``x (chains, n, sites)`` at every lag, same shape
-    (biased: divided by n), by FFT with zero padding (along a contiguous last axis)."""
+def _mean_autocov(x: np.ndarray) -> np.ndarray:
+    """Autocovariance along axis 1 of ``x (chains, n, sites)`` at every lag, averaged over the
+    chains: ``(n, sites)`` (biased: divided by n). By FFT with zero padding along a contiguous
+    axis; the chains' power spectra are averaged before the one inverse transform (it is
+    linear), so a site costs one inverse FFT, not one per chain."""
     from scipy import fft
 
     n = x.shape[1]
     m = fft.next_fast_len(2 * n)
     y = np.array(np.moveaxis(x, 1, -1), dtype=np.float64, order="C")  # (chains, sites, n)
     y -= y.mean(axis=-1, keepdims=True)
-    f = fft.rfft(y, n=m, axis=-1)
-    f.real = f.real ** 2 + f.imag ** 2                               # |f|² in place
-    f.imag = 0.0
-    return np.moveaxis(fft.irfft(f, n=m, axis=-1, overwrite_x=True)[..., :n] / n, -1, 1)
+    f = fft.rfft(y, n=m, axis=-1)                                    # (chains, sites, m//2+1)
+    power = np.einsum("csk,csk->sk", f.real, f.real)
+    power += np.einsum("csk,csk->sk", f.imag, f.imag)                # Σ_c |f_c|²
+    acov = fft.irfft(power, n=m, axis=-1)[:, :n] / (n * x.shape[0])  # (sites, n)
+    return np.ascontiguousarray(acov.T)
 
 
 def _split(x: np.ndarray) -> np.ndarray:
@@ -73,7 +76,7 @@ def _ess(x: np.ndarray) -> np.ndarray:
     if not len(live):
         return out
     x = x[:, :, live]
-    acov_mean = _autocov(x).mean(axis=0)                               # (draws, sites)
+    acov_mean = _mean_autocov(x)                                       # (draws, sites)
     mean_var = acov_mean[0] * n_draw / (n_draw - 1.0)                  # (sites,)
     var_plus = mean_var * (n_draw - 1.0) / n_draw
     if n_chain > 1:
@@ -114,9 +117,19 @@ def ess_bulk(x: np.ndarray) -> float:
 def _normal_scores(v: np.ndarray) -> np.ndarray:
     """Blom's normal scores ``Φ⁻¹((r − 3/8) / (S − 3/4 + 1))`` of ``v (S,)``, ``r`` the ranks
     1..S with ties given their average rank (``scipy.stats.rankdata``): ``(S,)``. Computed once
-    per group of ties (a summary of a discrete state has few distinct values)."""
+    per group of ties; when there are few distinct values (a summary of a discrete state: a
+    count, an indicator), each value is found by binary search among them, without sorting all
+    S."""
     from scipy.special import ndtri
 
+    sample = v[::max(1, len(v) // 4096)]
+    if len(np.unique(sample)) <= 64:      # few distinct values, by the look of it: a binary
+        # search among them is a few comparisons a value, cheaper than sorting all S
+        values = np.unique(v)
+        group = np.searchsorted(values, v)
+        counts = np.bincount(group, minlength=len(values))
+        ranks = np.cumsum(counts) - (counts - 1) / 2                 # a group's average rank
+        return ndtri((ranks - 3 / 8) / (len(v) - 2 * 3 / 8 + 1))[group]
     order = np.argsort(v)               # ties get their average rank: any order among them
     s = v[order]
     first = np.empty(len(v), dtype=bool)
