@@ -19,6 +19,7 @@ import json
 import os
 import socket
 import sys
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -66,6 +67,7 @@ class RunLock:
 
     def __init__(self, run_dir: Path, fd: int):
         self.run_dir, self._fd = run_dir, fd
+        _HELD.add(self)
 
     @classmethod
     def acquire(cls, run_dir: str | os.PathLike, what: str = "run") -> RunLock:
@@ -128,6 +130,24 @@ def directory_lock(directory: str | os.PathLike, what: str) -> Iterator[RunLock]
         yield lock
     finally:
         lock.release(remove=True)
+
+
+#: the locks this process holds: a forked child closes its copies of their descriptors, so a
+#: child that outlives the holder (a pool worker of a killed league) does not keep the lock
+_HELD: weakref.WeakSet[RunLock] = weakref.WeakSet()
+
+
+def _close_inherited() -> None:
+    for lock in list(_HELD):
+        if lock._fd >= 0:
+            try:
+                os.close(lock._fd)
+            except OSError:
+                pass
+            lock._fd = -1
+
+
+os.register_at_fork(after_in_child=_close_inherited)
 
 
 def live_writer(run_dir: str | os.PathLike) -> str | None:

@@ -216,3 +216,23 @@ def test_a_second_sweep_on_a_running_sweeps_directory_stops_naming_the_first(tmp
     assert again.exit_code == 0, again.output
     assert [r["status"] for r in _rows(out / "sweep.csv")] == ["complete", "complete"]
     assert not (out / "writer.lock").exists()
+
+
+def test_a_forked_child_does_not_keep_its_parents_directory_lock(tmp_path):
+    """A process forked while the lock is held (a league's pool worker) closes its copy: once
+    the holder lets go (or is killed), the next process takes the lock even while the child
+    still runs."""
+    import multiprocessing
+    import time
+
+    from mixlab.runlock import RunLock
+
+    holder = RunLock.acquire(tmp_path / "d", "league")
+    child = multiprocessing.get_context("fork").Process(target=time.sleep, args=(60,))
+    child.start()
+    holder.release()                   # as a killed holder: the lock file stays
+    try:
+        RunLock.acquire(tmp_path / "d", "league").release(remove=True)
+    finally:
+        child.kill()
+        child.join()
