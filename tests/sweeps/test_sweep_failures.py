@@ -223,16 +223,25 @@ def test_a_forked_child_does_not_keep_its_parents_directory_lock(tmp_path):
     the holder lets go (or is killed), the next process takes the lock even while the child
     still runs."""
     import multiprocessing
-    import time
 
     from mixlab.runlock import RunLock
 
     holder = RunLock.acquire(tmp_path / "d", "league")
-    child = multiprocessing.get_context("fork").Process(target=time.sleep, args=(60,))
+    ctx = multiprocessing.get_context("fork")
+    running = ctx.Event()
+    child = ctx.Process(target=_set_then_sleep, args=(running,))
     child.start()
+    assert running.wait(30)            # the child runs (its fork hooks have run)
     holder.release()                   # as a killed holder: the lock file stays
     try:
         RunLock.acquire(tmp_path / "d", "league").release(remove=True)
     finally:
         child.kill()
         child.join()
+
+
+def _set_then_sleep(event) -> None:
+    import time
+
+    event.set()
+    time.sleep(60)
