@@ -113,7 +113,7 @@ class Context:
         # what the stage depends on, for 'mixlab run --update' (mixlab.update)
         write_record(self.store.f[f"stages/{name}"],
                      stage_inputs(self.spec, self._experiment_module, built, after))
-        self.store.publish()
+        self.store.publish()  # an expensive stage survives a kill
 
     def stream(self, name: str, sampler: Any, *, draws: int | None = None,
                seconds: float | None = None, thin: int = 1, evaluators=(),
@@ -386,7 +386,7 @@ def execute(spec: dict, run_dir: str | Path, *, force: bool = False, quiet: bool
                 _report_warnings(caught, spec, ctx)
                 if spec.get("diagnostics"):
                     _store_diagnostics(store, run_dir, ctx)
-                store.set_status("complete")
+                store.set_status("complete")      # published: closing need not publish again
                 ctx.log("complete")
         except WriteFailure as exc:
             store.close(publish=False)  # the disk refused: the last snapshot stays as it was
@@ -402,7 +402,7 @@ def execute(spec: dict, run_dir: str | Path, *, force: bool = False, quiet: bool
                 raise stop from None
             _close_quietly(store, "failed", _one_line(exc))
             raise
-        store.close()
+        store.close(publish=False)
         lock.release(remove=True)  # complete: nobody needs to know who wrote it last
     finally:
         lock.release()

@@ -350,8 +350,10 @@ def _die_with_parent(parent: int) -> None:
 
 
 def _one_thread() -> None:
-    """One BLAS thread and one numba thread: every worker has a core of its own."""
+    """One BLAS thread, one numba thread and one thread in mixlab's own threaded kernels (the
+    ISL's Hamming counts): every worker has a core of its own."""
     os.environ["NUMBA_NUM_THREADS"] = "1"
+    os.environ["MIXLAB_KERNEL_THREADS"] = "1"
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(1)

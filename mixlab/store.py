@@ -289,6 +289,8 @@ class RunStore:
         return path in self.f and bool(self.f[path].attrs.get("done", False))
 
     def write_stage(self, name: str, values: dict) -> None:
+        """Write a stage's values under ``/stages/<name>`` (the caller publishes, once it has
+        added the stage's record)."""
         path = f"stages/{name}"
         if path in self.f:
             del self.f[path]
@@ -301,7 +303,6 @@ class RunStore:
             else:
                 g.create_dataset(k, data=arr)
         g.attrs["done"] = True
-        self.publish()  # an expensive stage survives a kill
 
     def read_stage(self, name: str) -> dict:
         return read_stage_group(self.f[f"stages/{name}"])

@@ -402,13 +402,15 @@ def _run_points(sweep_dir: Path, specs: list[dict], grid: dict, summary: list[st
 def _run_on_pool(workers: int, specs: list[dict], dirs: list[Path], todo: list[int],
                  table: _Table, start_method: str = "spawn") -> None:
     """Worker processes (fresh, spawned, unless ``start_method`` says otherwise) with one BLAS
-    thread each, unless the user chose otherwise: N workers x N BLAS threads on N cores is
-    slower than either alone.
+    thread and one thread of mixlab's threaded kernels each, unless the user chose otherwise: N
+    workers x N threads on N cores is slower than either alone, and in a league a cell's
+    evaluation threads would take sampling time from the cell beside it.
 
     A worker that dies (a crash, the OOM killer, a kill) breaks the whole pool and every point
     still in it; those points are then run again one at a time, each in a pool of its own, so
     that only the point whose process dies is failed."""
-    blas_vars = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+    blas_vars = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+                 "MIXLAB_KERNEL_THREADS")      # and mixlab's own threaded kernels (rbm.kernels)
     saved = {v: os.environ.get(v) for v in blas_vars}
     for v in blas_vars:
         os.environ.setdefault(v, "1")

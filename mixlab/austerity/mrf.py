@@ -68,7 +68,7 @@ from .seqtest import sequential_test_batch, tcrit2_table
 __all__ = ["BLOCK_DEFAULT", "BlockTables", "DenseMRF", "block_tables", "make_mrf", "triplets",
            "sweep_exact", "sweep_approx", "ExactGibbs",
            "ApproxGibbs", "update_approx", "pair_terms", "enumerate_joint", "exact_conditionals", "log_odds_all",
-           "log_odds_tables", "logit", "random_subsets", "state_codes", "subset_codes",
+           "log_odds_tables", "logit", "random_subsets", "subset_codes",
            "joint_counts", "l1_joint_error"]
 
 
@@ -497,19 +497,6 @@ def random_subsets(D: int, M: int, size: int, rng: np.random.Generator) -> np.nd
     """``M`` random subsets of ``size`` distinct variables (sorted within a row), ``(M, size)``."""
     keys = rng.random((M, D))
     return np.sort(np.argsort(keys, axis=1)[:, :size], axis=1)
-
-
-def state_codes(X: np.ndarray) -> np.ndarray:
-    """Codes of binary states ``X (..., D)`` (bool or 0/1), ``D <= 62``: ``(...)`` int64,
-    code = sum_i x_i << i (the bits packed eight to a byte, then the bytes joined)."""
-    X = np.asarray(X)
-    if X.shape[-1] > 62:
-        raise ValueError(f"state codes need D <= 62, got {X.shape[-1]}")
-    packed = np.packbits(X != 0, axis=-1, bitorder="little")     # (..., ceil(D / 8)) uint8
-    code = packed[..., 0].astype(np.int64)
-    for j in range(1, packed.shape[-1]):
-        code |= packed[..., j].astype(np.int64) << (8 * j)
-    return code
 
 
 def subset_codes(X: np.ndarray, subsets: np.ndarray) -> np.ndarray:

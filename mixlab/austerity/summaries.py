@@ -22,7 +22,8 @@ from collections.abc import Callable
 import numpy as np
 
 from ..errors import SpecError
-from .mrf import DenseMRF, state_codes, subset_codes
+from ..numerics import state_codes
+from .mrf import DenseMRF, subset_codes
 
 
 def theta_dims(dims: list[int] | None, d: int, key: str = "summary_dims") -> list[int]:

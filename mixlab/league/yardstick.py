@@ -5,7 +5,9 @@ marginals: spin glass, RBM visible units) or, through ``features``, indicators s
 is in configuration s" (joints on subsets: MRF, which gives the configurations' ``codes``
 instead, counted by ``bincount``: the same integer sums without the one-hot array). The error
 is ``scale · mean_i |p̂_i − p_i|`` (``scale`` = 2^k turns the mean over the indicators of
-k-variable subsets into the mean L1 distance between the estimated and exact joints).
+k-variable subsets into the mean L1 distance between the estimated and exact joints). A target
+whose features are sums of products (the RBM's pairwise moments) gives ``feature_sums``
+instead: each chain's sums over a run of draws, computed without the per-draw features.
 
 :class:`MarginalYardstick` is an evaluator (docs/plugins.md): fed blocks of draws ``{key:
 (chains, n_draws, ...) bool or 0/1, "league_work": (chains, n_draws) float}``, it keeps
@@ -58,13 +60,18 @@ class MarginalYardstick(AttributeState):
 
     def __init__(self, truth: np.ndarray, key: str = "samples", work_marks=(), second_marks=(),
                  metric: str = "error_vs_seconds", series: str = "sampler", features=None,
-                 scale: float = 1.0, y_label: str = "mean |marginal error|", codes=None):
+                 scale: float = 1.0, y_label: str = "mean |marginal error|", codes=None,
+                 feature_sums=None):
         self.truth = np.asarray(truth, np.float64).ravel()
         self.key, self.metric, self.series = key, metric, series
         self.features, self.scale = features, float(scale)
         # codes(x) -> (chains, B, M) int in [0, S), S = truth.size // M: the one indicator of
         # each group that is 1 (feature m S + code), counted without the one-hot features
         self.codes = codes
+        # feature_sums(x (chains, m, ...)) -> (chains, n): each chain's sums of the features
+        # over its m draws, without the (chains, m, n) array of features (e.g. pairwise
+        # products as one batched product xᵀx)
+        self.feature_sums = feature_sums
         self.work_marks = [float(m) for m in work_marks]
         self.second_marks = [float(m) for m in second_marks]
         self.x_label, self.y_label = "sampling seconds", y_label
@@ -90,6 +97,15 @@ class MarginalYardstick(AttributeState):
         K, B = x.shape[:2]
         if self.codes is not None:
             total, prefix, block_sums = self._code_counts(x)
+        elif self.feature_sums is not None:
+            sums = self.feature_sums
+            total = sums(x).sum(axis=0)
+
+            def prefix(b):
+                return sums(x[:, :b + 1]).sum(axis=0)
+
+            def block_sums(i, m):
+                return sums(x[:, i:i + m])
         else:
             x = (self.features(x) if self.features is not None else x).reshape(K, B, -1)
             # 0/1 bits are counted in integers (exact); other features summed in float64

@@ -25,7 +25,7 @@ How the curve is computed (its cost is about that of its last point):
   ``log p(x) = D log β + d0 log r + log Σ_j hist[d0 + j] r^j − log N``: all terms of the sum are
   >= 0 and the first >= 1, so it is accurate in any order (a compiled dot product per point and
   β with a table of r^j, the terms below 2^-53 of the sum skipped).
-  Threads: the evaluation points are split into row ranges (``kernels.THREADS``), and each
+  Threads: the evaluation points are split into row ranges (``kernels.threads()``), and each
   thread takes its rows through all the pieces of an ``update`` and through the read-outs at
   the record points on the way (the points are independent): one thread hand-off per update.
   Costs (USPS, 3007 points, D = 256, 20 β, 2 threads): counting ~0.5 ns per (point, centre)

@@ -12,7 +12,9 @@ block of draws ``{"samples": (chain, n, V) bool, ...}`` to ``{stat: (chain, n) f
   the centre row (side//2, side//4) and a quarter down on the centre column (side//4, side//2);
   for V not a square, the flat indices V//4, V//2 and 3V//4 (:func:`summary_pixels`).
 
-Everything is vectorised over chains and draws (one GEMM per block).
+Everything is vectorised over chains and draws (one GEMM per block). With at most
+:data:`TABLE_MAX_V` visible units every state's summaries are computed once, when the
+summarizer is built, and each draw's are looked up by its state code.
 """
 
 from __future__ import annotations
@@ -23,6 +25,10 @@ from collections.abc import Callable
 import numpy as np
 
 from ..errors import MixlabError
+from ..numerics import state_codes
+
+#: at most this many visible units: the summaries of all 2^V states are tabulated (512 KiB each)
+TABLE_MAX_V = 16
 
 
 def summary_pixels(n_visible: int) -> dict[str, int]:
@@ -65,10 +71,25 @@ def summarize_draws(block: dict, W: np.ndarray, b: np.ndarray, c: np.ndarray) ->
 
 def summarizer(rbm) -> Callable[[dict], dict]:
     """``summarize`` for ``ctx.stream``: :func:`summarize_draws` with the model's θ (not θ⁻:
-    every sampler's draws are summarised under the same trained model)."""
+    every sampler's draws are summarised under the same trained model); for V <=
+    :data:`TABLE_MAX_V` the same values looked up from a table of all 2^V states."""
     W, b, c = (np.asarray(a, np.float64) for a in (rbm.W, rbm.b, rbm.c))
+    V = W.shape[0]
+    if V > TABLE_MAX_V:
+        def summarize(block: dict) -> dict:
+            return summarize_draws(block, W, b, c)
+        return summarize
+
+    states = (np.arange(1 << V)[:, None] >> np.arange(V)) & 1             # (2^V, V), code order
+    tables = summarize_draws({"samples": states.astype(bool)[None]}, W, b, c)
+    tables = {k: np.ascontiguousarray(t[0]) for k, t in tables.items()}  # each (2^V,)
 
     def summarize(block: dict) -> dict:
-        return summarize_draws(block, W, b, c)
+        x = block.get("samples")
+        if x is None or np.asarray(x).dtype not in (np.bool_, np.uint8):   # not bits: compute
+            return summarize_draws(block, W, b, c)
+        x = np.asarray(x)
+        code = state_codes(x.reshape(x.shape[:2] + (-1,)))                 # (chain, n)
+        return {k: t[code] for k, t in tables.items()}
 
     return summarize

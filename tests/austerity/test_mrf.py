@@ -18,7 +18,6 @@ from mixlab.austerity.mrf import (
     logit,
     make_mrf,
     random_subsets,
-    state_codes,
     subset_codes,
     sweep_approx,
     sweep_exact,
@@ -233,18 +232,6 @@ def test_subset_joint_counts_and_l1():
     assert l1_joint_error(c, truth) == 0.0
     assert np.isclose(l1_joint_error(np.ones((40, 32)), truth),
                       np.abs(1 / 32 - truth).sum(1).mean())
-
-
-@pytest.mark.parametrize("D", [1, 8, 9, 17, 62])
-def test_state_codes_are_the_bits_read_little_endian(D):
-    rng = np.random.default_rng(D)
-    X = rng.random((4, 7, D)) < 0.5
-    want = np.array([[sum(int(b) << i for i, b in enumerate(x)) for x in row] for row in X])
-    for bits in (X, X.astype(np.uint8)):
-        got = state_codes(bits)
-        assert got.dtype == np.int64 and np.array_equal(got, want)
-    with pytest.raises(ValueError, match="D <= 62"):
-        state_codes(np.zeros((2, 63), bool))
 
 
 def test_from_tables_rejects_bad_shape():

@@ -1,11 +1,15 @@
 """Sweeps: one run per grid point, seeded by the point's index, whatever runs it."""
 
 import csv
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from mixlab import sweep
 from mixlab.cli import cli
 from mixlab.store import RunReader
 from mixlab.sweep import plan, run_sweep
@@ -88,3 +92,30 @@ def test_bad_axis_is_usage_error(spec):
     assert r.exit_code == 2 and "key.sub=a,b,c" in r.output
     r = CliRunner().invoke(cli, ["sweep", str(spec), "chains=1,0"])
     assert r.exit_code == 2 and "'chains'" in r.output
+
+
+def test_pool_workers_get_one_thread_each(monkeypatch):
+    """A sweep's (and a league's) pool workers inherit one BLAS thread and one thread of
+    mixlab's threaded kernels unless the user set them; the parent's environment is restored;
+    a stream pool's worker sets the same for itself."""
+    names = ("OPENBLAS_NUM_THREADS", "MIXLAB_KERNEL_THREADS")
+    seen = []
+
+    def pool_pass(*args, **kwargs):
+        seen.append({v: os.environ.get(v) for v in names})
+        return []
+    monkeypatch.setattr(sweep, "_pool_pass", pool_pass)
+    for v in names:
+        monkeypatch.delenv(v, raising=False)
+    sweep._run_on_pool(2, [], [], [], None)
+    monkeypatch.setenv("MIXLAB_KERNEL_THREADS", "2")
+    sweep._run_on_pool(2, [], [], [], None)
+    assert seen == [dict.fromkeys(names, "1"), {"OPENBLAS_NUM_THREADS": "1",
+                                                "MIXLAB_KERNEL_THREADS": "2"}]
+    assert os.environ.get("OPENBLAS_NUM_THREADS") is None
+    code = ("import os; from mixlab.parallel import _one_thread; _one_thread(); "
+            "from mixlab.rbm.kernels import threads; "
+            "print(os.environ['MIXLAB_KERNEL_THREADS'], threads())")
+    env = {k: v for k, v in os.environ.items() if k != "MIXLAB_KERNEL_THREADS"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.stdout.split() == ["1", "1"], out.stderr

@@ -41,6 +41,7 @@ def _hist_of(dist, D):
 def threads(request, monkeypatch):
     """Run with one thread, or with the rows split over 2 threads even for tiny calls."""
     monkeypatch.setattr(K, "THREADS", request.param)
+    monkeypatch.delenv(K.KERNEL_THREADS_VAR, raising=False)
     monkeypatch.setattr(K, "_SPLIT_MIN_PAIRS", 0)
     return request.param
 
@@ -316,6 +317,7 @@ def test_threads_give_identical_records(monkeypatch):
     Xt, Xv = _bits(rng, 60, D).astype(np.float64), _bits(rng, 40, D).astype(np.float64)
     S = _bits(rng, 300, D)
     tables = []
+    monkeypatch.delenv(K.KERNEL_THREADS_VAR, raising=False)
     for th in (1, 2, 3):
         monkeypatch.setattr(K, "THREADS", th)
         monkeypatch.setattr(K, "_SPLIT_MIN_PAIRS", 0)
@@ -326,6 +328,21 @@ def test_threads_give_identical_records(monkeypatch):
     for t in tables[1:]:
         for k in ("n", "valid", "test", "test_se"):
             np.testing.assert_array_equal(t[k], tables[0][k])
+
+
+def test_the_environment_sets_the_threads(monkeypatch):
+    """``$MIXLAB_KERNEL_THREADS`` (set to 1 in mixlab's pool workers) overrides THREADS."""
+    monkeypatch.setattr(K, "THREADS", 2)
+    monkeypatch.setattr(K, "_SPLIT_MIN_PAIRS", 0)
+
+    def ranges() -> list:
+        return K._split_rows(lambda t0, t1: (t0, t1), 12, 1)
+    monkeypatch.delenv(K.KERNEL_THREADS_VAR, raising=False)
+    assert ranges() == [(0, 6), (6, 12)]
+    for value, want in (("1", [(0, 12)]), ("3", [(0, 4), (4, 8), (8, 12)]),
+                        ("many", [(0, 6), (6, 12)])):
+        monkeypatch.setenv(K.KERNEL_THREADS_VAR, value)
+        assert ranges() == want, value
 
 
 def test_histogram_widens_before_a_bin_could_overflow():

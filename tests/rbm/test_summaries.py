@@ -51,3 +51,27 @@ def test_non_square_inputs_and_missing_samples():
     with pytest.raises(MixlabError, match="'samples'"):
         summarize_draws({"means": np.zeros((1, 2, 4))}, np.zeros((4, 2)), np.zeros(4),
                         np.zeros(2))
+
+
+def test_tabulated_summaries_equal_the_computed_ones():
+    """V <= 16: every state's summaries come from a table indexed by the state's code; they
+    equal the block's own computation, for bool and 0/1 uint8 bits and for image-shaped draws
+    (chain, n, 4, 4); draws that are not bits are computed directly."""
+    rng = np.random.default_rng(2)
+    V, H = 16, 6
+    rbm = RBM(rng.standard_normal((V, H)).astype(np.float32),
+              rng.standard_normal(V).astype(np.float32), rng.standard_normal(H).astype(np.float32))
+    W, b, c = (np.asarray(a, np.float64) for a in (rbm.W, rbm.b, rbm.c))
+    x = rng.random((3, 200, V)) < 0.4
+    want = summarize_draws({"samples": x}, W, b, c)
+    summarize = summarizer(rbm)
+    for draws in (x, x.astype(np.uint8), x.reshape(3, 200, 4, 4)):
+        got = summarize({"samples": draws})
+        assert set(got) == set(want)
+        np.testing.assert_allclose(got["free_energy"], want["free_energy"], rtol=1e-12)
+        for k in set(want) - {"free_energy"}:
+            assert np.array_equal(got[k], want[k]), k
+    half = np.where(x, 0.5, 0.0)              # not bits: the formula, not a table
+    np.testing.assert_allclose(summarize({"samples": half})["free_energy"],
+                               summarize_draws({"samples": half}, W, b, c)["free_energy"],
+                               rtol=1e-12)
