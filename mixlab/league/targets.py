@@ -259,7 +259,7 @@ def _build_rbm(d: dict) -> Instance:
     from ..rbm.summaries import summarizer
     from ..rbm.target import RBMTarget
     from ..rbm.train import train
-    from .yardstick import MarginalYardstick
+    from .yardstick import MarginalYardstick, moment_sums
 
     try:
         X = _rbm_data(d)
@@ -271,7 +271,7 @@ def _build_rbm(d: dict) -> Instance:
     V = X.shape[1]
     if V > 20:
         raise SpecError(f"exact enumeration needs at most 20 visible units, got {V}", "target")
-    iu, diag = np.triu_indices(V, 1), np.arange(V)
+    iu = np.triu_indices(V, 1)
 
     def compute() -> dict:
         rbm, _ = train(None, X, None, method=str(d["trainer"]), hidden=hidden,
@@ -292,18 +292,12 @@ def _build_rbm(d: dict) -> Instance:
     target = RBMTarget(rbm.W, rbm.b, rbm.c, train_X=X, rates=None, init="data",
                        emit="binary", shape=(int(np.sqrt(V)),) * 2)
 
-    def moment_sums(x: np.ndarray) -> np.ndarray:
-        """Each chain's sums of x_i and x_i x_j (i < j) over its draws x (C, m, V) 0/1:
-        ``(C, V + V(V-1)/2)``, the diagonal and upper triangle of xᵀx (exact integers)."""
-        xf = np.asarray(x, np.float64).reshape(x.shape[0], x.shape[1], V)
-        S = np.matmul(xf.transpose(0, 2, 1), xf)                         # (C, V, V)
-        return np.concatenate([S[:, diag, diag], S[:, iu[0], iu[1]]], axis=1)
 
     return Instance(
         target=target, truth={"moments": t["moments"]},
         yardstick=lambda work_marks=(), second_marks=(), series="sampler": MarginalYardstick(
             t["moments"], key="samples", work_marks=work_marks, second_marks=second_marks,
-            series=series, feature_sums=moment_sums,
+            series=series, feature_sums=moment_sums(V),
             y_label="mean |error| of E[x_i], E[x_i x_j]"),
         summarize=summarizer(rbm), n_total=None,
         truth_source=f"exact visible distribution (all 2^{V} states): {V} marginals and "

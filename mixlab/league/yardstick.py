@@ -52,6 +52,21 @@ def record_block_end(yard, seconds: float, err: float) -> None:
             yard.sec_marks_err[j] = err
 
 
+def moment_sums(V: int):
+    """``sums(x (chains, m, V) 0/1) -> (chains, V + V(V-1)/2)``: each chain's sums over its m
+    draws of ``x_i`` and of ``x_i x_j`` (i < j, row-major upper triangle), the features of the
+    pairwise-moment truth, as the diagonal and upper triangle of ``xᵀx`` (one batched
+    product; exact integers in float64)."""
+    iu, diag = np.triu_indices(V, 1), np.arange(V)
+
+    def sums(x: np.ndarray) -> np.ndarray:
+        xf = np.asarray(x, np.float64).reshape(x.shape[0], x.shape[1], V)
+        S = np.matmul(xf.transpose(0, 2, 1), xf)                         # (chains, V, V)
+        return np.concatenate([S[:, diag, diag], S[:, iu[0], iu[1]]], axis=1)
+
+    return sums
+
+
 class MarginalYardstick(AttributeState):
     """Mean |marginal error| against ``truth (n,)`` = exact P(x_i = 1), with batch means."""
 
