@@ -75,3 +75,23 @@ def test_tabulated_summaries_equal_the_computed_ones():
     np.testing.assert_allclose(summarize({"samples": half})["free_energy"],
                                summarize_draws({"samples": half}, W, b, c)["free_energy"],
                                rtol=1e-12)
+
+
+def test_float32_products_give_the_free_energy_to_a_millionth():
+    """A float32 model with more than 16 visible units: the summarizer forms the products in
+    float32 and sums in float64, within 1e-6 of F's size of the float64 formula; activations
+    past the product form's range take the float64 softplus."""
+    rng = np.random.default_rng(3)
+    V, H = 256, 200
+    rbm = RBM((0.3 * rng.standard_normal((V, H))).astype(np.float32),
+              rng.standard_normal(V).astype(np.float32), rng.standard_normal(H).astype(np.float32))
+    W, b, c = (np.asarray(a, np.float64) for a in (rbm.W, rbm.b, rbm.c))
+    x = rng.random((3, 40, V)) < 0.3
+    want = free_energy(x, W, b, c)
+    got = summarizer(rbm)({"samples": x})["free_energy"]
+    assert got.shape == (3, 40) and got.dtype == np.float64
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    assert not np.array_equal(got, want)          # the float32 path, not the float64 one
+    big = RBM(rbm.W * 40, rbm.b, rbm.c)           # pre-activations past PRODUCT_MAX_ACT
+    np.testing.assert_allclose(summarizer(big)({"samples": x})["free_energy"],
+                               free_energy(x, np.asarray(big.W, np.float64), b, c), rtol=1e-6)
