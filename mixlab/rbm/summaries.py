@@ -54,12 +54,13 @@ def free_energy(x: np.ndarray, W: np.ndarray, b: np.ndarray, c: np.ndarray,
     from .partition_kernel import PRODUCT_MAX_ACT, log_product_sums, softplus_row_sums
 
     x = np.asarray(x)
-    flat = np.asarray(x.reshape(-1, x.shape[-1]), np.float64)          # (rows, V): one GEMM
-    linear = flat @ np.asarray(b, np.float64)
     if np.dtype(products) == np.float64:
+        flat = np.asarray(x.reshape(-1, x.shape[-1]), np.float64)      # (rows, V): one GEMM
         a = flat @ np.asarray(W, np.float64) + np.asarray(c, np.float64)
-        return (-linear - softplus_row_sums(a)).reshape(x.shape[:-1])
-    a = flat.astype(np.float32) @ np.asarray(W, np.float32)
+        return (-(flat @ np.asarray(b, np.float64)) - softplus_row_sums(a)).reshape(x.shape[:-1])
+    flat = np.asarray(x.reshape(-1, x.shape[-1]), np.float32)
+    linear = flat @ np.asarray(b, np.float64)                          # bᵀx in float64
+    a = flat @ np.asarray(W, np.float32)
     a += np.asarray(c, np.float32)                                     # (rows, H) float32
     if a.size == 0 or a.max() > PRODUCT_MAX_ACT:
         return (-linear - softplus_row_sums(a.astype(np.float64))).reshape(x.shape[:-1])
