@@ -409,10 +409,10 @@ def _run_on_pool(workers: int, specs: list[dict], dirs: list[Path], todo: list[i
     A worker that dies (a crash, the OOM killer, a kill) breaks the whole pool and every point
     still in it; those points are then run again one at a time, each in a pool of its own, so
     that only the point whose process dies is failed."""
-    blas_vars = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
-                 "MIXLAB_KERNEL_THREADS")      # and mixlab's own threaded kernels (rbm.kernels)
-    saved = {v: os.environ.get(v) for v in blas_vars}
-    for v in blas_vars:
+    thread_vars = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+                   "MIXLAB_KERNEL_THREADS")      # and mixlab's own threaded kernels (rbm.kernels)
+    saved = {v: os.environ.get(v) for v in thread_vars}
+    for v in thread_vars:
         os.environ.setdefault(v, "1")
     try:
         broken = _pool_pass(workers, specs, dirs, todo, table, start_method=start_method)

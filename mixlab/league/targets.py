@@ -291,8 +291,6 @@ def _build_rbm(d: dict) -> Instance:
     rbm = RBM(t["W"].astype(np.float32), t["b"].astype(np.float32), t["c"].astype(np.float32))
     target = RBMTarget(rbm.W, rbm.b, rbm.c, train_X=X, rates=None, init="data",
                        emit="binary", shape=(int(np.sqrt(V)),) * 2)
-
-
     return Instance(
         target=target, truth={"moments": t["moments"]},
         yardstick=lambda work_marks=(), second_marks=(), series="sampler": MarginalYardstick(

@@ -34,10 +34,9 @@ which turned contiguous vector loads into gathers (6x slower distance passes).
 Threads: the kernels release the GIL and work on a range of rows, so :func:`hamming_count` splits
 the rows into :func:`threads` ranges (``THREADS``, or 1 in a worker of mixlab's pools), each
 taken through all the pieces (and the callbacks) by one thread: one hand-off (~50-90 µs) per
-call.  numba's ``prange`` was a little faster on an idle
-machine, but its OpenMP layer spin-waits at the end of a parallel region: with both cores busy
-elsewhere (another benchmark) a count took 10x longer than serially, while plain threads stay
-at about the serial time.
+call.  numba's ``prange`` was a little faster on an idle machine, but its OpenMP layer
+spin-waits at the end of a parallel region: with both cores busy elsewhere (another benchmark)
+a count took 10x longer than serially, while plain threads stay at about the serial time.
 """
 
 from __future__ import annotations
@@ -62,6 +61,7 @@ _JIT = {"cache": CACHE, "nogil": True, "boundscheck": False, "error_model": "num
 #: machine the split was measured on).  Set to 1 for serial.
 THREADS = max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
                      else (os.cpu_count() or 1)))
+_SPLIT_MIN_PAIRS = 1 << 20  # (row, centre) pairs (~0.5 ms) below which one thread counts
 #: environment variable that overrides :data:`THREADS`; mixlab's worker pools (``-j N`` streams,
 #: sweep and league cells) set it to 1, as they set one BLAS thread: N workers on N cores
 KERNEL_THREADS_VAR = "MIXLAB_KERNEL_THREADS"
@@ -72,7 +72,6 @@ def threads() -> int:
     :data:`THREADS`."""
     raw = os.environ.get(KERNEL_THREADS_VAR, "").strip()
     return max(1, int(raw)) if raw.isdigit() else THREADS
-_SPLIT_MIN_PAIRS = 1 << 20  # (row, centre) pairs (~0.5 ms) below which one thread counts
 
 
 # ------------------------------------------------------------------------------- packing
@@ -219,9 +218,9 @@ def _pool(workers: int) -> ThreadPoolExecutor:
 
 
 def _split_rows(kernel, n_rows: int, pairs: int, *args) -> list:
-    """kernel(*args, t0, t1) over rows 0:n_rows, in :func:`threads` row ranges when there are enough
-    pairs to amortise a thread hand-off (~50 µs; the first range on this thread); returns the
-    results in row order."""
+    """kernel(*args, t0, t1) over rows 0:n_rows, in :func:`threads` row ranges when there are
+    enough pairs to amortise a thread hand-off (~50 µs; the first range on this thread);
+    returns the results in row order."""
     k = min(threads(), n_rows) if pairs >= _SPLIT_MIN_PAIRS else 1
     cuts = [n_rows * i // k for i in range(k + 1)]
     if k <= 1:
