@@ -1,5 +1,6 @@
-"""The MRF yardstick counts subset codes by ``bincount``: every number it keeps equals the
-one-hot features' (the integer sums of the same indicators)."""
+"""The MRF yardstick counts subset codes by ``bincount``, the RBM's sums its pairwise moments
+as xᵀx per chain: every number either keeps equals that of the per-draw features (the integer
+sums of the same indicators and products)."""
 
 from __future__ import annotations
 
