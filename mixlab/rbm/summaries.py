@@ -100,14 +100,16 @@ def summarizer(rbm) -> Callable[[dict], dict]:
             return summarize_draws(block, W, b, c, products)
         return summarize
 
-    states = (np.arange(1 << V)[:, None] >> np.arange(V)) & 1             # (2^V, V), code order
-    tables = summarize_draws({"samples": states.astype(bool)[None]}, W, b, c)
-    tables = {k: np.ascontiguousarray(t[0]) for k, t in tables.items()}  # each (2^V,)
+    tables: dict = {}             # built at the first block (a summarizer may never be used)
 
     def summarize(block: dict) -> dict:
         x = block.get("samples")
         if x is None or np.asarray(x).dtype not in (np.bool_, np.uint8):   # not bits: compute
             return summarize_draws(block, W, b, c)
+        if not tables:
+            states = (np.arange(1 << V)[:, None] >> np.arange(V)) & 1     # (2^V, V), code order
+            every = summarize_draws({"samples": states.astype(bool)[None]}, W, b, c)
+            tables.update({k: np.ascontiguousarray(t[0]) for k, t in every.items()})
         x = np.asarray(x)
         code = state_codes(x.reshape(x.shape[:2] + (-1,)))                 # (chain, n)
         return {k: t[code] for k, t in tables.items()}
