@@ -15,12 +15,18 @@ work to reach the stated error (``reach_error``, else the target's own: mixlab.l
 ESS per second (time clock) and ESS per million units of work (work clock), ArviZ's bulk ESS
 (mixlab.league.ess) of the target's per-draw summaries (the smallest of them), and the bias
 test (mixlab.league.bias) on the equal-work streams (else the time streams).
+
+What scoring cost beside the sampling: ``evaluation_seconds`` (the yardstick's updates and the
+per-draw summaries, outside the sampling clock) and ``ess_seconds`` (the bulk ESS), in all and
+per stream (``evaluation_seconds/<stream>``; a stream resumed partway counts the blocks its
+last process evaluated).
 """
 
 from __future__ import annotations
 
 import inspect
 import math
+import time
 
 import numpy as np
 
@@ -117,21 +123,25 @@ def run_cell(ctx) -> None:
     per_seed = {c: [] for c in CLOCKS}
     for s in range(p["seeds"]):
         ev = inst.yardstick(second_marks=[f * p["seconds"] for f in fr], series=f"s{s}_time")
+        spent = _time_evaluation(ev, inst.summarize)
         res = ctx.stream(f"s{s}_time", cost.WorkMeter(make(), fam, label, inst.n_total),
                          seconds=p["seconds"], evaluators=[ev], record=False,
                          rng=ctx.rng("seed", s, "time"),
                          block_seconds=p["seconds"] / p["time_points"],
-                         summarize=inst.summarize)
+                         summarize=spent.summarize)
+        spent.record(ctx, f"s{s}_time")
         per_seed["time"].append(_leg(ctx, f"s{s}_time", ev, res, ev.sec_marks_err, p,
                                      reach))
         if has_work:
             draws = math.ceil(p["work"] / per_step * (1.2 if varies else 1.0))
             ev = inst.yardstick(work_marks=[f * p["work"] for f in fr], series=f"s{s}_work")
+            spent = _time_evaluation(ev, inst.summarize)
             res = ctx.stream(f"s{s}_work", cost.WorkMeter(make(), fam, label, inst.n_total),
                              draws=max(draws, 1), seconds=p["work_max_seconds"],
                              evaluators=[ev], record=False,
                              rng=ctx.rng("seed", s, "work"), block=p["block"],
-                             summarize=inst.summarize)
+                             summarize=spent.summarize)
+            spent.record(ctx, f"s{s}_work")
             per_seed["work"].append(_leg(ctx, f"s{s}_work", ev, res, ev.work_marks_err, p,
                                          reach))
             per_seed["work"][-1]["capped"] = bool(ev.work < p["work"] and res.draws < draws)
@@ -145,6 +155,10 @@ def run_cell(ctx) -> None:
         _aggregate(ctx, clock, per_seed[clock], fr)
     ctx.store.set_result("sampling_seconds", float(sum(
         ctx.store.stream_group(n).attrs.get("seconds", 0.0) for n in _stream_names(ctx))))
+    done = ctx.store.results()
+    for what in ("evaluation_seconds", "ess_seconds"):
+        ctx.store.set_result(what, float(sum(done.get(f"{what}/{n}", 0.0)
+                                             for n in _stream_names(ctx))))
     legs = per_seed["work"] or per_seed["time"]
     verdict = bias.verdict(legs) if inst.exact else bias.NO_VERDICT
     for k, v in verdict.items():
@@ -153,6 +167,31 @@ def run_cell(ctx) -> None:
     ctx.log(f"{label} on {tname}: " + ", ".join(
         f"{c} error {ctx.store.results().get(f'{c}/error/median', float('nan')):.4g}"
         for c in CLOCKS) + f"; bias flag {verdict['flag']}")
+
+
+class _time_evaluation:  # noqa: N801 - used like a function
+    """The seconds one stream spends scoring its draws, outside the sampling clock: the
+    yardstick's ``update`` (timed on this instance) and the per-draw ``summarize``."""
+
+    def __init__(self, yardstick, summarize):
+        self.seconds = 0.0
+        yardstick.update = self._timed(yardstick.update)
+        self.summarize = None if summarize is None else self._timed(summarize)
+
+    def _timed(self, fn):
+        def call(*args, **kwargs):
+            t0 = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.seconds += time.perf_counter() - t0
+        return call
+
+    def record(self, ctx, name: str) -> None:
+        """``evaluation_seconds/<name>``, unless the stream was complete before this process
+        (nothing evaluated here: its earlier value stays)."""
+        if self.seconds > 0 or f"evaluation_seconds/{name}" not in ctx.store.results():
+            ctx.store.set_result(f"evaluation_seconds/{name}", self.seconds)
 
 
 def _stream_names(ctx) -> list[str]:
@@ -175,7 +214,9 @@ def _leg(ctx, name: str, ev, res, marks: list, p: dict, reach: float) -> dict:
                                x_label=f"work ({cost.unit(p['family'])}, all chains)",
                                y_label=ev.y_label)
     hit = np.flatnonzero(ys <= reach)
+    t0 = time.perf_counter()
     ess = _min_ess(ctx, name)
+    ctx.store.set_result(f"ess_seconds/{name}", time.perf_counter() - t0)
     mcse, mcse_dof = ev.mcse(), math.inf
     if mcse is None:   # too few batches per chain: the spread of independent chains instead
         mcse = ev.chain_mcse()

@@ -21,6 +21,7 @@ keys on one target only (a step size that suits 10^4 rows does not suit 10^6);
 from __future__ import annotations
 
 import json
+import math
 import time
 from pathlib import Path
 
@@ -282,7 +283,14 @@ def league_info(spec: dict, entries: list[Entry], wall: float, workers: int,
             "truth": truth, "wall_seconds": wall, "workers": workers, "scheduler": scheduler,
             "sampling_seconds": sum(e.get("sampling_seconds") for e in entries
                                     if e.status == "complete"),
+            **{k: _total(entries, k) for k in ("evaluation_seconds", "ess_seconds")},
             "cells": dirs, "name": spec["name"]}
+
+
+def _total(entries: list[Entry], key: str) -> float | None:
+    """The sum of a result over the complete cells (None if one of them lacks it)."""
+    values = [e.get(key) for e in entries if e.status == "complete"]
+    return None if any(math.isnan(v) for v in values) else float(sum(values))
 
 
 def write_outputs(league_dir: Path, entries: list[Entry], info: dict,

@@ -112,13 +112,24 @@ def _reach(info: dict, target: str) -> str:
     return "" if v is None else f"; stated error {v:g}"
 
 
+def _scoring(info: dict) -> str:
+    """``X s scoring (yardstick and summaries Y s, ESS Z s), `` (empty for a league whose
+    cells predate these numbers)."""
+    ev, ess = info.get("evaluation_seconds"), info.get("ess_seconds")
+    if not ev and not ess:
+        return ""
+    ev, ess = float(ev or 0.0), float(ess or 0.0)
+    return (f"{ev + ess:.0f} s scoring the draws (yardstick and summaries {ev:.0f} s, ESS "
+            f"{ess:.0f} s), ")
+
+
 def text_table(entries: list[Entry], info: dict) -> str:
     """The terminal table, one block per target."""
     lines = [f"{info['family']} league ({info['scale']}): {info['seeds']} seeds, "
              f"{info['seconds']:g} s and {info['work']:g} {info['unit']} per stream; "
              f"yardstick: {info['yardstick']}; {_stated(info)}",
              f"{len(entries)} cells, {info['sampling_seconds']:.0f} s of sampling, "
-             f"{info['wall_seconds']:.0f} s of wall time "
+             f"{_scoring(info)}{info['wall_seconds']:.0f} s of wall time "
              + (f"on the Dask cluster at {info['scheduler']}" if info.get("scheduler")
                 else f"with -j {info['workers']}")]
     for target, group in _by_target(entries).items():
