@@ -57,7 +57,11 @@ SCHEMA = {
     "reach_error": Param(None, float, lo=0, lo_open=True, nullable=True,
                          help="the stated error (seconds and work to reach it) for every "
                               "target; null: each target's own (mixlab.league.reach)"),
-    "block": Param(20, int, lo=1, help="draws per equal-work stream block (curve resolution)"),
+    "block": Param(20, int, lo=1, help="draws per equal-work stream block, at least (curve "
+                                       "resolution)"),
+    "work_points": Param(64, int, lo=1, help="blocks (curve points) per equal-work stream, at "
+                                             "most: a block holds max(block, draws / "
+                                             "work_points) draws"),
     "time_points": Param(64, int, lo=1, help="blocks (curve points) per equal-time stream: a "
                                              "block ends after seconds/time_points of sampling"),
     "init": Param("random", str, help="initial state for samplers that take one"),
@@ -139,7 +143,8 @@ def run_cell(ctx) -> None:
             res = ctx.stream(f"s{s}_work", cost.WorkMeter(make(), fam, label, inst.n_total),
                              draws=max(draws, 1), seconds=p["work_max_seconds"],
                              evaluators=[ev], record=False,
-                             rng=ctx.rng("seed", s, "work"), block=p["block"],
+                             rng=ctx.rng("seed", s, "work"),
+                             block=max(p["block"], math.ceil(draws / p["work_points"])),
                              summarize=spent.summarize)
             spent.record(ctx, f"s{s}_work")
             per_seed["work"].append(_leg(ctx, f"s{s}_work", ev, res, ev.work_marks_err, p,

@@ -37,7 +37,7 @@ from .rank import Entry, rank_all
 from .report import csv_text, markdown, text_table
 
 _CELL_KEYS = ("seeds", "chains", "seconds", "work", "work_max_seconds", "fractions",
-              "reach_error", "block", "time_points", "init")
+              "reach_error", "block", "work_points", "time_points", "init")
 
 SCHEMA = {
     "family": Param(type=str, choices=tuple(registry.FAMILIES), help="the sampler family"),
