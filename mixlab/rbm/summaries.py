@@ -96,8 +96,11 @@ def summarizer(rbm) -> Callable[[dict], dict]:
     W, b, c = (np.asarray(a, np.float64) for a in (rbm.W, rbm.b, rbm.c))
     V = W.shape[0]
     if V > TABLE_MAX_V:
+        # the product weights in their own precision, converted once (not at every block)
+        Wp, cp = (np.asarray(a, products) for a in (rbm.W, rbm.c))
+
         def summarize(block: dict) -> dict:
-            return summarize_draws(block, W, b, c, products)
+            return summarize_draws(block, Wp, b, cp, products)
         return summarize
 
     tables: dict = {}             # built at the first block (a summarizer may never be used)
