@@ -53,6 +53,11 @@ def _league_rows(family: str, what: str) -> list[dict]:
             _, entries = run_league(spec, Path(tmp) / "league", workers=2)
             wall, cpu = time.perf_counter() - t0, _cpu_seconds() - cpu0
     done = [e for e in entries if e.status == "complete"]
+    if not done:          # nothing sampled: no ratio to give (e.g. USPS missing for the RBMs)
+        reasons = sorted({e.error for e in entries if e.error})
+        return [{"name": f"league ({what}): wall time / (cells' sampling seconds / 2), -j 2",
+                 "ratio": float("nan"), "target": "<= 1.25", "ok": False,
+                 "detail": f"no cell of {len(entries)} completed: {'; '.join(reasons)[:300]}"}]
     sampling = sum(e.get("sampling_seconds") for e in done)
     evaluation = sum(e.get("evaluation_seconds") for e in done)
     ess = sum(e.get("ess_seconds") for e in done)

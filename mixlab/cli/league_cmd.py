@@ -11,7 +11,7 @@ import click
 from .. import registry
 from ..builtin_specs import resolve_spec
 from ..context import default_run_dir
-from ..errors import UsageError
+from ..errors import MixlabError, UsageError
 from ..spec import load_yaml, resolve
 from .options import quiet_option, scale_option, seed_option
 
@@ -28,7 +28,8 @@ def _names(text: str | None) -> list[str] | None:
 def run_league_spec(spec: dict, out: str | None, workers: int, scheduler: str | None,
                     quiet: bool) -> None:
     """Run a resolved league spec into ``out`` (default runs/<name>/<spec hash>), print the
-    table and where the outputs are."""
+    table and where the outputs are; raise MixlabError (exit 1) after writing them when a
+    cell did not complete."""
     from ..league.league import run_league
 
     league_dir = Path(out) if out else default_run_dir(spec)
@@ -38,9 +39,11 @@ def run_league_spec(spec: dict, out: str | None, workers: int, scheduler: str | 
     failed = [e for e in entries if e.status != "complete"]
     click.echo(f"league: {league_dir} (league.csv, league.md, league.png; "
                f"'mixlab show {league_dir}')")
-    if failed:
-        click.echo(f"{len(failed)} of {len(entries)} cell(s) did not complete (their reasons are "
-                   f"in the table); run the same command again to retry only those", err=True)
+    if failed:   # the outputs are written; the exit status says they are not whole (a sweep's)
+        raise MixlabError(f"{len(failed)} of {len(entries)} league cell(s) did not complete "
+                          f"(their reasons are in the table and in {league_dir / 'league.csv'});"
+                          f" fix the cause and run the same command again: it runs only those "
+                          f"cells")
 
 
 @click.command("league")
