@@ -112,6 +112,9 @@ def run_stream(store: RunStore, name: str, sampler: Any, rng: np.random.Generato
     g = store.stream_group(name)
     ck = g.get("_checkpoint")
     if ck is not None and ck.attrs.get("complete", False):
+        # nothing runs, but files a killed writer left (a hand-off taken into run.h5 and not
+        # yet deleted, a segment written after the last checkpoint) are deleted all the same
+        store.stream_segments(name)
         state = _sampler_state(ck)
         _load_evaluators(ck, evaluators)
         _write_curves(store, evaluators)

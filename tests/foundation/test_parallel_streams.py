@@ -152,6 +152,9 @@ def test_sigkill_of_a_jobs_2_run_resumes_to_the_same_bytes(draw_spec, tmp_path,
     spec, serial = draw_spec
     out = tmp_path / "run"
     rng = np.random.default_rng(7)
+    t0 = time.perf_counter()         # the kills land within this machine's time for the run
+    run(spec, tmp_path / "timed", 2)
+    whole = time.perf_counter() - t0
     killed = 0
     for _ in range(3):
         pid = os.fork()
@@ -161,13 +164,56 @@ def test_sigkill_of_a_jobs_2_run_resumes_to_the_same_bytes(draw_spec, tmp_path,
             finally:
                 os._exit(0)
         wait_for(lambda: (out / "run.h5").exists())
-        time.sleep(float(rng.uniform(0.0, 0.4)))
+        time.sleep(float(rng.uniform(0.0, 0.3)) * whole)   # 3 kills: before the end
         os.kill(pid, signal.SIGKILL)
         killed += os.waitpid(pid, 0)[1] == signal.SIGKILL
         wait_for(lambda: live_writer(out) is None, seconds=30)   # every worker is gone
     assert killed >= 2
     with h5py.File(out / "run.h5", "r") as f:
         assert f.attrs["status"] == "running"                    # killed mid-run each time
+    assert run(spec, out, 2) == "resumed"
+    resumed = contents(out)
+    for key in serial:
+        assert resumed[key] == serial[key], key
+    segments_are_exactly_the_linked_ones(out)
+
+
+def test_a_kill_between_taking_a_final_hand_off_and_deleting_it_leaves_no_file(
+        draw_spec, tmp_path, every_block_a_checkpoint):
+    """The window a random kill rarely hits: the parent has published a stream's last
+    checkpoint (the stream is complete in run.h5) but not yet deleted the worker's hand-off
+    file. The resumed run finds the stream complete, runs nothing for it, and still leaves
+    no hand-off file behind."""
+    from mixlab import parallel
+
+    spec, serial = draw_spec
+    out = tmp_path / "run"
+    pid = os.fork()
+    if pid == 0:                                      # the `mixlab run -j 2` process
+        try:
+            real_ingest = parallel.StreamPool._ingest
+
+            def ingest_then_die_when_complete(self, name, handoff):
+                removed = []
+                real_remove = parallel.confined.remove
+                parallel.confined.remove = lambda root, rel: removed.append((root, rel))
+                try:
+                    real_ingest(self, name, handoff)
+                finally:
+                    parallel.confined.remove = real_remove
+                if self.store.stream_group(name)["_checkpoint"].attrs.get("complete", False):
+                    os.kill(os.getpid(), signal.SIGKILL)     # published, file not yet deleted
+                for root, rel in removed:
+                    real_remove(root, rel)
+
+            parallel.StreamPool._ingest = ingest_then_die_when_complete
+            run(spec, out, 2)
+        finally:
+            os._exit(0)
+    assert os.waitpid(pid, 0)[1] == signal.SIGKILL
+    wait_for(lambda: live_writer(out) is None, seconds=30)       # every worker is gone
+    left = [p.name for p in (out / "segments").rglob("handoff-*")]
+    assert left                              # the window was hit (and maybe another stream's)
     assert run(spec, out, 2) == "resumed"
     resumed = contents(out)
     for key in serial:
