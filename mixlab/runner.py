@@ -112,8 +112,8 @@ def run_stream(store: RunStore, name: str, sampler: Any, rng: np.random.Generato
     g = store.stream_group(name)
     ck = g.get("_checkpoint")
     if ck is not None and ck.attrs.get("complete", False):
-        # nothing runs, but files a killed writer left (a hand-off taken into run.h5 and not
-        # yet deleted, a segment written after the last checkpoint) are deleted all the same
+        # nothing runs, but a file a killed writer left is deleted all the same (a worker's
+        # hand-off of this last checkpoint, taken into run.h5 and not yet deleted)
         store.stream_segments(name)
         state = _sampler_state(ck)
         _load_evaluators(ck, evaluators)
