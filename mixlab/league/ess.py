@@ -117,19 +117,27 @@ def ess_bulk(x: np.ndarray) -> float:
 def _normal_scores(v: np.ndarray) -> np.ndarray:
     """Blom's normal scores ``Φ⁻¹((r − 3/8) / (S − 3/4 + 1))`` of ``v (S,)``, ``r`` the ranks
     1..S with ties given their average rank (``scipy.stats.rankdata``): ``(S,)``. Computed once
-    per group of ties; when there are few distinct values (a summary of a discrete state: a
-    count, an indicator), each value is found by binary search among them, without sorting all
-    S."""
+    per group of ties, without sorting all S when the values allow: whole numbers in a short
+    range (a count, an indicator, a state code) are grouped by their offset from the smallest,
+    and a few distinct values of any kind by binary search among them."""
     from scipy.special import ndtri
 
+    def scores(group: np.ndarray, n_groups: int) -> np.ndarray:
+        """The scores of values numbered by group, the groups in increasing order of value."""
+        counts = np.bincount(group, minlength=n_groups)
+        ranks = np.cumsum(counts) - (counts - 1) / 2                 # a group's average rank
+        return ndtri((ranks - 3 / 8) / (len(v) - 2 * 3 / 8 + 1))[group]
+
+    lo, hi = float(v.min()), float(v.max())
+    if hi - lo < min(len(v), 1 << 20) and np.array_equal(v, np.floor(v)):
+        # whole numbers in a range no longer than the sample (a count, an indicator, a code):
+        # a value's offset from the smallest is its group; an empty group's score is unused
+        return scores((v - lo).astype(np.intp), int(hi - lo) + 1)
     sample = v[::max(1, len(v) // 4096)]
     if len(np.unique(sample)) <= 64:      # few distinct values, by the look of it: a binary
         # search among them is a few comparisons a value, cheaper than sorting all S
         values = np.unique(v)
-        group = np.searchsorted(values, v)
-        counts = np.bincount(group, minlength=len(values))
-        ranks = np.cumsum(counts) - (counts - 1) / 2                 # a group's average rank
-        return ndtri((ranks - 3 / 8) / (len(v) - 2 * 3 / 8 + 1))[group]
+        return scores(np.searchsorted(values, v), len(values))
     order = np.argsort(v)               # ties get their average rank: any order among them
     s = v[order]
     first = np.empty(len(v), dtype=bool)

@@ -64,3 +64,28 @@ def test_mcse_of_the_mean_is_arviz_per_site():
         got = ess.mcse_mean(arr)
         np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-15)
         assert np.array_equal(np.isnan(got), np.isnan(want))
+
+
+def _blom(v):
+    from scipy.special import ndtri
+    from scipy.stats import rankdata
+
+    return ndtri((rankdata(v) - 3 / 8) / (len(v) - 2 * 3 / 8 + 1))
+
+
+@pytest.mark.parametrize("kind", ["binary", "counts with gaps", "negative whole numbers",
+                                  "whole numbers far from 0", "wide whole numbers",
+                                  "halves", "continuous"])
+def test_normal_scores_are_blom_scores_of_the_average_ranks(kind):
+    """Each way of ranking (by offset for whole numbers in a short range, by binary search for a
+    few distinct values, by sorting otherwise) gives scipy's ranks' scores."""
+    rng = np.random.default_rng(3)
+    n = 20_000
+    v = {"binary": lambda: (rng.random(n) < 0.3).astype(float),
+         "counts with gaps": lambda: rng.choice([0, 3, 4, 17, 90], n).astype(float),
+         "negative whole numbers": lambda: rng.integers(-40, 5, n).astype(float),
+         "whole numbers far from 0": lambda: 1e12 + rng.integers(0, 7, n),
+         "wide whole numbers": lambda: rng.integers(0, 10 * n, n).astype(float),
+         "halves": lambda: rng.integers(0, 9, n) / 2.0,
+         "continuous": lambda: rng.standard_normal(n)}[kind]()
+    np.testing.assert_allclose(ess._normal_scores(v), _blom(v), rtol=0, atol=1e-12)
