@@ -119,8 +119,13 @@ def _scoring(info: dict) -> str:
     if not ev and not ess:
         return ""
     ev, ess = float(ev or 0.0), float(ess or 0.0)
-    return (f"{ev + ess:.0f} s scoring the draws (yardstick and summaries {ev:.0f} s, ESS "
-            f"{ess:.0f} s), ")
+    return (f"{_seconds(ev + ess)} scoring the draws (yardstick and summaries {_seconds(ev)}, "
+            f"ESS {_seconds(ess)}), ")
+
+
+def _seconds(x: float) -> str:
+    """Seconds to two significant figures below 10 (a quick league's 0.4 s is not 0 s)."""
+    return f"{x:.2g} s" if x < 10 else f"{x:.0f} s"
 
 
 def text_table(entries: list[Entry], info: dict) -> str:
@@ -128,8 +133,8 @@ def text_table(entries: list[Entry], info: dict) -> str:
     lines = [f"{info['family']} league ({info['scale']}): {info['seeds']} seeds, "
              f"{info['seconds']:g} s and {info['work']:g} {info['unit']} per stream; "
              f"yardstick: {info['yardstick']}; {_stated(info)}",
-             f"{len(entries)} cells, {info['sampling_seconds']:.0f} s of sampling, "
-             f"{_scoring(info)}{info['wall_seconds']:.0f} s of wall time "
+             f"{len(entries)} cells, {_seconds(info['sampling_seconds'])} of sampling, "
+             f"{_scoring(info)}{_seconds(info['wall_seconds'])} of wall time "
              + (f"on the Dask cluster at {info['scheduler']}" if info.get("scheduler")
                 else f"with -j {info['workers']}")]
     for target, group in _by_target(entries).items():
