@@ -124,8 +124,8 @@ def sampler_entries(spec: dict) -> dict[str, dict]:
     if only:
         unknown = [s for s in only if s not in entries]
         if unknown:
-            raise SpecError(f"unknown sampler(s) {', '.join(unknown)}; this league has "
-                            f"{', '.join(entries)}", "only_samplers")
+            raise SpecError(f"unknown sampler(s) {', '.join(unknown)} (--samplers); this league "
+                            f"has {', '.join(entries)}", "only_samplers")
         entries = {k: v for k, v in entries.items() if k in only}
     return entries
 
@@ -136,8 +136,8 @@ def target_defs(spec: dict) -> dict[str, dict]:
     if wanted:
         unknown = [t for t in wanted if t not in std]
         if unknown:
-            raise SpecError(f"unknown target(s) {', '.join(unknown)}; the {spec['family']} "
-                            f"targets are {', '.join(std)}", "targets")
+            raise SpecError(f"unknown target(s) {', '.join(unknown)} (--targets); the "
+                            f"{spec['family']} targets are {', '.join(std)}", "targets")
         std = {k: v for k, v in std.items() if k in wanted}
     return std
 

@@ -145,3 +145,14 @@ def test_a_second_league_on_a_running_leagues_directory_stops_naming_the_first(t
     assert r.returncode == 1, r.stderr
     assert f"league {out} is being written by pid {os.getpid()}" in r.stderr
     assert sorted(p.name for p in out.iterdir()) == []
+
+
+@pytest.mark.parametrize("option, value, names", [
+    ("--samplers", "exact,nosuch", ["nosuch", "--samplers", "exact_lookup"]),
+    ("--targets", "d12-s0.3,nosuch", ["nosuch", "--targets", "d12-s0.02"])])
+def test_an_unknown_sampler_or_target_is_a_usage_error_naming_the_choices(tmp_path, option,
+                                                                         value, names):
+    r = _cli("league", "mrf", option, value, "-o", tmp_path / "l")
+    assert r.exit_code == 2
+    assert all(n in r.output for n in names), r.output
+    assert not (tmp_path / "l").exists()                 # nothing started
