@@ -18,6 +18,7 @@ import numpy as np
 
 from ..contract import checked
 from ..families import cost_statistic
+from ..sampler_builds import code_failure
 
 #: family -> the unit of its work, in words
 UNITS = {"spinglass": "site updates", "rbm": "site updates", "logistic": "data points read",
@@ -70,12 +71,25 @@ def probe_cost(family: str, sampler: Any, rng: np.random.Generator, steps: int =
     """``(mean work per step over all chains, whether it varied)`` over ``steps`` steps of a
     probe on its own generator (the league's streams never see it), or None when the sampler
     reports no cost statistic of its family."""
-    state = sampler.init(rng)
+    try:
+        state = sampler.init(rng)
+    except Exception as exc:
+        raise _named(sampler, exc, 0) from exc
     costs = []
-    for _ in range(steps):
-        state, _, stats = sampler.step(state, rng)
+    for i in range(1, steps + 1):
+        try:
+            state, _, stats = sampler.step(state, rng)
+        except Exception as exc:
+            raise _named(sampler, exc, i) from exc
         c = step_cost(family, stats, int(sampler.chains), n_total)
         if c is None:
             return None
         costs.append(float(np.sum(c)))
     return float(np.mean(costs)), bool(np.ptp(costs) > 0)
+
+
+def _named(sampler: Any, exc: Exception, step: int) -> Exception:
+    """A plugin's exception in the probe, as the failure naming the plugin and the step (the
+    one its streams would give); mixlab's own samplers keep theirs."""
+    failure = code_failure(sampler, exc, "cost_probe", step)
+    return exc if failure is None else failure

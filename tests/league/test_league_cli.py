@@ -59,6 +59,8 @@ def test_failing_sampler_fills_its_cell_with_its_reason(hot_league):
     bad = _rows(out)[("attractive-c0.5", "always-fails")]
     assert bad["status"] == "failed"
     assert "this sampler always fails" in bad["error"]
+    # named as a plugin's failure, with its file and step (the league's cost probe takes it)
+    assert "hot_gibbs.py" in bad["error"] and "at step 1" in bad["error"]
     assert bad["time_rank"] == "" and "always fails" in r.stdout
 
 
