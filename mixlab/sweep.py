@@ -258,6 +258,16 @@ def run_point_portable(spec: dict, archive: bytes | None, quiet: bool = True) ->
 
 # --- the sweep ----------------------------------------------------------------------------------
 
+class OtherSpecPoints(MixlabError):
+    """Points whose directories hold runs of another spec (``dirs``), when the caller asked
+    :func:`run_sweep` to refuse them rather than list them as failed."""
+
+    def __init__(self, dirs: list[Path]):
+        self.dirs = dirs
+        super().__init__(f"{len(dirs)} point(s) hold runs of a different spec: "
+                         f"{', '.join(map(str, dirs[:3]))}{' …' if len(dirs) > 3 else ''}")
+
+
 @dataclass
 class SweepOutcome:
     """What a sweep did: per point its status, reason, results and what happened to it."""
@@ -340,7 +350,8 @@ def run_sweep(sweep_dir: Path, specs: list[dict], grid: dict, summary: list[str]
               workers: int = 1, scheduler: str | None = None,
               quiet: bool = True, start_method: str = "spawn",
               on_point: Callable[[int, Path, str], None] | None = None,
-              locked: bool = False) -> SweepOutcome:
+              locked: bool = False, refuse_other: bool = False,
+              before_run: Callable[[], None] | None = None) -> SweepOutcome:
     """Run every point not yet complete; returns what happened (failed points included).
 
     ``on_point(i, run_dir, status)`` is called in this process as each point this call runs
@@ -354,25 +365,34 @@ def run_sweep(sweep_dir: Path, specs: list[dict], grid: dict, summary: list[str]
     The sweep holds its directory's writer lock (mixlab.runlock.directory_lock) while it runs,
     unless the caller holds it already (``locked``: a league).
 
+    A point whose directory holds a run of another spec is listed as failed, or with
+    ``refuse_other`` raises :class:`OtherSpecPoints` before anything is run or written.
+    ``before_run()`` is called once that is settled, before the first point runs (not at all
+    when every point is complete): a league's warm-up.
+
     Raises only for the sweep's own failures (no Dask, the sweep directory cannot be written);
     a point's failure is in the outcome and in ``sweep.csv``."""
     sweep_dir.mkdir(parents=True, exist_ok=True)
     with contextlib.nullcontext() if locked else directory_lock(sweep_dir, "sweep"):
         return _run_points(sweep_dir, specs, grid, summary, workers, scheduler, quiet,
-                           start_method, on_point)
+                           start_method, on_point, refuse_other, before_run)
 
 
 def _run_points(sweep_dir: Path, specs: list[dict], grid: dict, summary: list[str],
                 workers: int, scheduler: str | None, quiet: bool, start_method: str,
-                on_point: Callable[[int, Path, str], None] | None) -> SweepOutcome:
+                on_point: Callable[[int, Path, str], None] | None,
+                refuse_other: bool = False,
+                before_run: Callable[[], None] | None = None) -> SweepOutcome:
     points = grid_points(grid)
     dirs = [point_dir(sweep_dir, i, p) for i, p in enumerate(points)]
+    found = [existing_run(s, d) for s, d in zip(specs, dirs)]
+    if refuse_other and any(state == "other" for state, _ in found):
+        raise OtherSpecPoints([d for (state, _), d in zip(found, dirs) if state == "other"])
     _write_bookkeeping(sweep_dir / "sweep.yaml", dump({"grid": grid, "summary": summary,
                                                         "points": [str(d) for d in dirs]}))
     table = _Table(sweep_dir, grid, summary, dirs, on_point)
     todo = []
-    for i, (s, d) in enumerate(zip(specs, dirs)):
-        state, results = existing_run(s, d)
+    for i, (d, (state, results)) in enumerate(zip(dirs, found)):
         if state == COMPLETE:
             table.status[i], table.results[i], table.happened[i] = COMPLETE, results, "complete"
         elif state == "other":
@@ -383,6 +403,8 @@ def _run_points(sweep_dir: Path, specs: list[dict], grid: dict, summary: list[st
         else:
             todo.append(i)
     table.write()
+    if todo and before_run is not None:
+        before_run()
     if todo and scheduler:
         _run_on_dask(scheduler, specs, dirs, todo, table)
     elif todo and workers > 1:

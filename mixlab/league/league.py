@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 from .. import registry
-from ..errors import SpecError
+from ..errors import MixlabError, SpecError
 from ..registry import experiment
 from ..schema import Param
 from ..spec import dump, resolve
@@ -178,12 +178,11 @@ def run_league(spec: dict, league_dir: Path, *, workers: int = 1, scheduler: str
 def _run_locked(spec: dict, league_dir: Path, grid: dict, cells: list[dict], workers: int,
                 scheduler: str | None, quiet: bool, t0: float) -> tuple[str, list[Entry]]:
     """:func:`run_league` once it holds the league directory's writer lock."""
-    from .. import confined
-    from ..sweep import run_sweep
-
-    confined.write_atomic(league_dir, "league.yaml", dump(spec).encode())
     # one BLAS thread per cell, in this process too (the pool's workers set their own)
     from threadpoolctl import threadpool_limits
+
+    from .. import confined
+    from ..sweep import OtherSpecPoints, run_sweep
 
     curves: dict[str, dict] = {}
 
@@ -197,12 +196,24 @@ def _run_locked(spec: dict, league_dir: Path, grid: dict, cells: list[dict], wor
         if status == "complete":
             curves[str(run_dir)] = figure.time_curves(run_dir)
 
-    with threadpool_limits(1):
+    def before_run() -> None:             # only when a cell is left to run
         if workers > 1 and not scheduler:
             warm_up(spec["family"], cells, workers)
-        outcome = run_sweep(league_dir, cells, grid, [], workers=workers, scheduler=scheduler,
-                            quiet=quiet, start_method=_start_method(), on_point=cell_done,
-                            locked=True)
+
+    with threadpool_limits(1):
+        try:
+            outcome = run_sweep(league_dir, cells, grid, [], workers=workers,
+                                scheduler=scheduler, quiet=quiet, start_method=_start_method(),
+                                on_point=cell_done, locked=True, refuse_other=True,
+                                before_run=before_run)
+        except OtherSpecPoints as exc:    # nothing run or written: the old league stays whole
+            raise MixlabError(
+                f"{league_dir} holds a league of a different spec: {len(exc.dirs)} of its "
+                f"{len(cells)} cells ran with other keys (the spec, its overrides, the seed or "
+                f"a --plugin file's samplers changed since), e.g. {exc.dirs[0].name}; give this "
+                f"league another --out directory (without --out each spec has its own), or "
+                f"move the old one away") from None
+    confined.write_atomic(league_dir, "league.yaml", dump(spec).encode())
     entries = [Entry(c["target"]["name"], c["label"], outcome.status[i], outcome.error[i],
                      outcome.results[i], str(outcome.dirs[i])) for i, c in enumerate(cells)]
     rank_all(entries)

@@ -158,3 +158,25 @@ def test_an_unknown_sampler_or_target_is_a_usage_error_naming_the_choices(tmp_pa
     assert r.exit_code == 2
     assert all(n in r.output for n in names), r.output
     assert not (tmp_path / "l").exists()                 # nothing started
+
+
+def test_a_league_of_another_spec_in_the_directory_is_refused_and_kept(tmp_path, monkeypatch):
+    """Changed keys (here the budget) into an existing league's directory: exit 1 naming the
+    way out, before any truth is computed or any file written; the old tables stay as they
+    were, and the old command still finds its league complete."""
+    monkeypatch.setenv("MIXLAB_DATA_DIR", str(tmp_path / "data"))
+    out = tmp_path / "league"
+    args = ["league", "spinglass", "--targets", "mixed-c1.5", "--samplers", "gibbs,metropolis",
+            *TINY, "-o", out, "-q"]
+    with no_league_figure():
+        assert _cli(*args).exit_code == 0
+        before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+        cells = {p: (p / "run.h5").stat().st_mtime_ns for p in out.iterdir() if p.is_dir()}
+        r = _cli(*[a if a != "seconds=0.15" else "seconds=0.2" for a in args])
+        assert r.exit_code == 1, r.output
+        assert "holds a league of a different spec: 2 of its 2 cells" in r.output
+        assert "another --out directory" in r.output
+        assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
+        assert {p: (p / "run.h5").stat().st_mtime_ns for p in cells} == cells
+        r = _cli(*args)                                     # the old league, untouched
+    assert r.exit_code == 0 and "gibbs" in r.output
