@@ -120,7 +120,8 @@ class Context:
                record: bool | tuple = True, rng: np.random.Generator | None = None,
                block: int | None = None, desc: str | None = None,
                summarize: Callable | None = None,
-               block_seconds: float | None = None) -> StreamResult:
+               block_seconds: float | None = None,
+               after_step: Callable | None = None) -> StreamResult:
         """Run a sampler under a budget into ``/streams/<name>`` (resumable); see runner."""
         rng = rng if rng is not None else self.rng("stream", name)
         self._record_inputs(name, sampler)
@@ -128,14 +129,15 @@ class Context:
         if self._pool is not None:
             kwargs = dict(draws=draws, seconds=seconds, thin=thin, record=record, block=block,
                           checkpoint_seconds=checkpoint_seconds(), summarize=summarize,
-                          block_seconds=block_seconds)
+                          block_seconds=block_seconds, after_step=after_step)
             return self._pool.submit(name, sampler, rng, evaluators, kwargs, desc or name,
                                      self.log)
         with self.progress(total=draws, desc=desc or name, unit="draw") as bar:
             result = run_stream(self.store, name, sampler, rng, draws=draws, seconds=seconds,
                                 thin=thin, evaluators=evaluators, record=record, block=block,
                                 progress=bar, checkpoint_seconds=checkpoint_seconds(),
-                                summarize=summarize, block_seconds=block_seconds)
+                                summarize=summarize, block_seconds=block_seconds,
+                                after_step=after_step)
         self.log(f"stream {name}: {result.draws} draws/chain in {result.seconds:.2f} s")
         return result
 

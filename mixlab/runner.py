@@ -85,7 +85,8 @@ def run_stream(store: RunStore, name: str, sampler: Any, rng: np.random.Generato
                evaluators: Iterable = (), record: bool | tuple = True, block: int | None = None,
                checkpoint_seconds: float = 10.0, progress=None,
                summarize: Callable | None = None,
-               block_seconds: float | None = None) -> StreamResult:
+               block_seconds: float | None = None,
+               after_step: Callable[[dict, dict], dict] | None = None) -> StreamResult:
     """Run ``sampler`` until ``draws`` draws per chain (after thinning) or ``seconds`` of
     sampling time, whichever comes first; resume from the stream's checkpoint if there is one.
 
@@ -101,6 +102,10 @@ def run_stream(store: RunStore, name: str, sampler: Any, rng: np.random.Generato
     evaluators, writes) and a slow one's few (evaluator curves still resolved in time). Block
     ends then depend on the clock, so a draw budget does not take it: its blocks, hence its
     curves, are the same on every machine.
+
+    ``after_step(draws, stats) -> draws`` (``thin`` 1 only) maps each step's draws to those
+    buffered, outside the sampling clock: the league adds each step's work to the draws there,
+    so that every sampler's seconds count its own steps alone.
     """
     if draws is None and seconds is None:
         raise ValueError(f"stream {name}: give a budget in draws or in seconds")
@@ -108,6 +113,8 @@ def run_stream(store: RunStore, name: str, sampler: Any, rng: np.random.Generato
         raise ValueError(f"stream {name}: block_seconds (> 0) is for a budget in seconds alone")
     if thin < 1:
         raise ValueError("thin must be >= 1")
+    if after_step is not None and thin != 1:
+        raise ValueError(f"stream {name}: after_step is for thin = 1 (it sees one step's stats)")
     evaluators = list(evaluators)
     g = store.stream_group(name)
     ck = g.get("_checkpoint")
@@ -168,6 +175,8 @@ def run_stream(store: RunStore, name: str, sampler: Any, rng: np.random.Generato
                 step_no = (count + i) * thin + (t + 1 if thin > 1 else 1)
                 raise _named(sampler, exc, name, step_no) from exc
             elapsed += clock() - t0
+            if after_step is not None:
+                d = after_step(d, st)
             if not buf:     # the block's first draw: buffers sized from it
                 if n_block is None:  # no block length given: the draw size sets it
                     nbytes = sum(np.asarray(v).nbytes for v in d.values())

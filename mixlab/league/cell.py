@@ -128,7 +128,8 @@ def run_cell(ctx) -> None:
     for s in range(p["seeds"]):
         ev = inst.yardstick(second_marks=[f * p["seconds"] for f in fr], series=f"s{s}_time")
         spent = _time_evaluation(ev, inst.summarize)
-        res = ctx.stream(f"s{s}_time", cost.WorkMeter(make(), fam, label, inst.n_total),
+        sampler = make()
+        res = ctx.stream(f"s{s}_time", sampler, after_step=_meter(fam, sampler, inst),
                          seconds=p["seconds"], evaluators=[ev], record=False,
                          rng=ctx.rng("seed", s, "time"),
                          block_seconds=p["seconds"] / p["time_points"],
@@ -140,7 +141,8 @@ def run_cell(ctx) -> None:
             draws = math.ceil(p["work"] / per_step * (1.2 if varies else 1.0))
             ev = inst.yardstick(work_marks=[f * p["work"] for f in fr], series=f"s{s}_work")
             spent = _time_evaluation(ev, inst.summarize)
-            res = ctx.stream(f"s{s}_work", cost.WorkMeter(make(), fam, label, inst.n_total),
+            sampler = make()
+            res = ctx.stream(f"s{s}_work", sampler, after_step=_meter(fam, sampler, inst),
                              draws=max(draws, 1), seconds=p["work_max_seconds"],
                              evaluators=[ev], record=False,
                              rng=ctx.rng("seed", s, "work"),
@@ -202,6 +204,11 @@ class _time_evaluation:  # noqa: N801 - used like a function
 def _stream_names(ctx) -> list[str]:
     g = ctx.store.f.get("streams")
     return [] if g is None else list(g)
+
+
+def _meter(family: str, sampler, inst) -> cost.WorkMeter:
+    """The stream's ``after_step``: each step's work added to its draws, off the clock."""
+    return cost.WorkMeter(family, int(sampler.chains), inst.n_total)
 
 
 def _probe(family: str, sampler, rng, n_total) -> dict:

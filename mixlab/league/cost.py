@@ -6,8 +6,9 @@ cost_statistic`; docs/plugins.md): ``site_updates`` (spinglass, rbm), ``points_r
 its family's statistic has no work: the league runs it at equal wall time only, and its table
 says "ranked by time alone".
 
-:class:`WorkMeter` wraps a sampler so that each step's cost travels with the draws (draw key
-``league_work``, ``(chains,)`` float64): evaluators see draws, not statistics.
+:class:`WorkMeter` is a stream's ``after_step`` (mixlab.runner.run_stream): each step's cost
+travels with the draws (draw key ``league_work``, ``(chains,)`` float64), since evaluators see
+draws, not statistics; it runs outside the sampling clock, so no sampler's seconds pay for it.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from typing import Any
 
 import numpy as np
 
-from ..contract import checked
 from ..families import cost_statistic
 from ..sampler_builds import code_failure
 
@@ -45,25 +45,17 @@ def step_cost(family: str, stats: dict, chains: int, n_total: float | None = Non
 
 
 class WorkMeter:
-    """``sampler`` with its step's cost added to the draws as ``league_work (chains,)``.
+    """``after_step`` of a league stream: the step's draws with its cost added as
+    ``league_work (chains,)`` (NaN when the sampler reports no cost statistic)."""
 
-    The wrapped sampler is contract-checked under its own name first, so a plugin's mistake is
-    reported against the plugin, not against this wrapper."""
+    def __init__(self, family: str, chains: int, n_total: float | None = None):
+        self.family, self.chains, self.n_total = family, int(chains), n_total
 
-    def __init__(self, sampler: Any, family: str, label: str, n_total: float | None = None):
-        self.inner = checked(sampler, label)
-        self.family, self.n_total = family, n_total
-        self.chains = int(sampler.chains)
-
-    def init(self, rng: np.random.Generator) -> dict:
-        return self.inner.init(rng)
-
-    def step(self, state: dict, rng: np.random.Generator):
-        state, draws, stats = self.inner.step(state, rng)
+    def __call__(self, draws: dict, stats: dict) -> dict:
         cost = step_cost(self.family, stats, self.chains, self.n_total)
         draws = dict(draws)
         draws[WORK_KEY] = np.full(self.chains, np.nan) if cost is None else cost
-        return state, draws, stats
+        return draws
 
 
 def probe_cost(family: str, sampler: Any, rng: np.random.Generator, steps: int = 5,
