@@ -103,8 +103,7 @@ def run_cell(ctx) -> None:
     # a target that depends on the number of chains (their starts) comes as a function of it
     target = inst.target(p["chains"]) if inspect.isfunction(inst.target) else inst.target
     make = lambda: build_sampler(fam, label, entry, target, p["chains"])  # noqa: E731
-    probe = ctx.once("cost_probe", lambda: _probe(fam, make(), ctx.rng("probe"),
-                                                  inst.n_total))
+    probe = ctx.once("cost_probe", lambda: _probe(fam, make(), ctx.rng("probe")))
     per_step, varies = float(probe["per_step"]), bool(probe["varies"])
     has_work = math.isfinite(per_step) and per_step > 0
     unit = cost.unit(fam)
@@ -208,11 +207,11 @@ def _stream_names(ctx) -> list[str]:
 
 def _meter(family: str, sampler, inst) -> cost.WorkMeter:
     """The stream's ``after_step``: each step's work added to its draws, off the clock."""
-    return cost.WorkMeter(family, int(sampler.chains), inst.n_total)
+    return cost.WorkMeter(family, int(sampler.chains))
 
 
-def _probe(family: str, sampler, rng, n_total) -> dict:
-    got = cost.probe_cost(family, sampler, rng, n_total=n_total)
+def _probe(family: str, sampler, rng) -> dict:
+    got = cost.probe_cost(family, sampler, rng)
     return {"per_step": np.float64(np.nan if got is None else got[0]),
             "varies": np.int64(0 if got is None else int(got[1]))}
 

@@ -31,8 +31,7 @@ def unit(family: str) -> str:
     return UNITS.get(family, cost_statistic(family))
 
 
-def step_cost(family: str, stats: dict, chains: int, n_total: float | None = None
-              ) -> np.ndarray | None:
+def step_cost(family: str, stats: dict, chains: int) -> np.ndarray | None:
     """Work of one step per chain ``(chains,)`` from the step's ``stats``, or None when the
     sampler does not report its family's cost statistic."""
     name = cost_statistic(family)
@@ -48,18 +47,18 @@ class WorkMeter:
     """``after_step`` of a league stream: the step's draws with its cost added as
     ``league_work (chains,)`` (NaN when the sampler reports no cost statistic)."""
 
-    def __init__(self, family: str, chains: int, n_total: float | None = None):
-        self.family, self.chains, self.n_total = family, int(chains), n_total
+    def __init__(self, family: str, chains: int):
+        self.family, self.chains = family, int(chains)
 
     def __call__(self, draws: dict, stats: dict) -> dict:
-        cost = step_cost(self.family, stats, self.chains, self.n_total)
+        cost = step_cost(self.family, stats, self.chains)
         draws = dict(draws)
         draws[WORK_KEY] = np.full(self.chains, np.nan) if cost is None else cost
         return draws
 
 
-def probe_cost(family: str, sampler: Any, rng: np.random.Generator, steps: int = 5,
-               n_total: float | None = None) -> tuple[float, bool] | None:
+def probe_cost(family: str, sampler: Any, rng: np.random.Generator, steps: int = 5
+               ) -> tuple[float, bool] | None:
     """``(mean work per step over all chains, whether it varied)`` over ``steps`` steps of a
     probe on its own generator (the league's streams never see it), or None when the sampler
     reports no cost statistic of its family."""
@@ -73,7 +72,7 @@ def probe_cost(family: str, sampler: Any, rng: np.random.Generator, steps: int =
             state, _, stats = sampler.step(state, rng)
         except Exception as exc:
             raise _named(sampler, exc, i) from exc
-        c = step_cost(family, stats, int(sampler.chains), n_total)
+        c = step_cost(family, stats, int(sampler.chains))
         if c is None:
             return None
         costs.append(float(np.sum(c)))

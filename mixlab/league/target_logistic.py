@@ -85,7 +85,7 @@ def build_logistic(d: dict, instance_cls):
         yardstick=lambda work_marks=(), second_marks=(), series="sampler": MomentYardstick(
             mean, sd, key="samples", work_marks=work_marks, second_marks=second_marks,
             series=series),
-        summarize=theta_summaries(list(range(min(post.d, 6)))), n_total=None,
+        summarize=theta_summaries(list(range(min(post.d, 6)))),
         truth_source=f"HMC reference ({hspec['chains']} chains x {hspec['samples']} draws, "
                      f"Laplace mass matrix; N = {post.N}, d = {post.d})",
         exact=False, yardstick_name="posterior mean/sd error (sd units)",

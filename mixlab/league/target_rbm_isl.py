@@ -235,7 +235,7 @@ def build_rbm_isl(d: dict, instance_cls):
         yardstick=lambda work_marks=(), second_marks=(), series="sampler": ISLYardstick(
             Xt, Xv, ref, beta, key="samples", work_marks=work_marks,
             second_marks=second_marks, series=series),
-        summarize=summarizer(rbm), n_total=None,
+        summarize=summarizer(rbm),
         truth_source=f"reference ISL of the {len(X)} training digits as kernel centres "
                      f"({ref:.2f} nats on {len(Xt)} test digits, beta chosen on {len(Xv)} "
                      f"validation digits); not exact",

@@ -67,8 +67,7 @@ class Instance:
     """A built target: ``target`` for the factories (or a function of the number of chains
     returning it, when the chains' starts are part of it), ``truth`` (flat dict of arrays),
     ``yardstick(work_marks, second_marks, series)`` -> evaluator, ``summarize`` (per-draw
-    scalar summaries for ESS), ``n_total`` (N for a cost reported as a fraction, else None),
-    ``truth_source`` (one line), ``exact`` (whether the truth is exact: the bias flag needs
+    scalar summaries for ESS), ``truth_source`` (one line), ``exact`` (whether the truth is exact: the bias flag needs
     it), ``yardstick_name`` (what the error is), ``reach_error`` (the stated error, in the
     yardstick's units: mixlab.league.reach)."""
 
@@ -76,7 +75,6 @@ class Instance:
     truth: dict
     yardstick: Callable
     summarize: Callable | None
-    n_total: float | None
     truth_source: str
     exact: bool
     yardstick_name: str
@@ -184,7 +182,7 @@ def _build_spinglass(d: dict, init: str) -> Instance:
         target=SpinGlassTarget.of(model, init), truth=truth,
         yardstick=lambda work_marks=(), second_marks=(), series="sampler": MarginalYardstick(
             p, key="samples", work_marks=work_marks, second_marks=second_marks, series=series),
-        summarize=summarizer(model), n_total=None,
+        summarize=summarizer(model),
         truth_source="exact single-site marginals (frontier transfer matrix)", exact=True,
         yardstick_name="mean |marginal error|",
         reach_error=marginal_reach(p))
@@ -233,7 +231,7 @@ def _build_mrf(d: dict) -> Instance:
             joint, key="samples", work_marks=work_marks, second_marks=second_marks,
             series=series, codes=codes, scale=S,
             y_label=f"mean L1 of {k}-variable joints"),
-        summarize=mrf_summaries(model, subsets, joint), n_total=None,
+        summarize=mrf_summaries(model, subsets, joint),
         truth_source=f"exact joints on {M} random {k}-variable subsets (all 2^{D} states "
                      f"enumerated)", exact=True,
         yardstick_name=f"mean L1 of the {k}-variable joints",
@@ -297,7 +295,7 @@ def _build_rbm(d: dict) -> Instance:
             t["moments"], key="samples", work_marks=work_marks, second_marks=second_marks,
             series=series, feature_sums=moment_sums(V),
             y_label="mean |error| of E[x_i], E[x_i x_j]"),
-        summarize=summarizer(rbm), n_total=None,
+        summarize=summarizer(rbm),
         truth_source=f"exact visible distribution (all 2^{V} states): {V} marginals and "
                      f"{len(iu[0])} pairwise moments",
         exact=True, yardstick_name="mean |error| of the marginals and pairwise moments",
