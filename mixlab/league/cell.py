@@ -128,7 +128,7 @@ def run_cell(ctx) -> None:
         ev = inst.yardstick(second_marks=[f * p["seconds"] for f in fr], series=f"s{s}_time")
         spent = _time_evaluation(ev, inst.summarize)
         sampler = make()
-        res = ctx.stream(f"s{s}_time", sampler, after_step=_meter(fam, sampler, inst),
+        res = ctx.stream(f"s{s}_time", sampler, after_step=_meter(fam, sampler),
                          seconds=p["seconds"], evaluators=[ev], record=False,
                          rng=ctx.rng("seed", s, "time"),
                          block_seconds=p["seconds"] / p["time_points"],
@@ -141,7 +141,7 @@ def run_cell(ctx) -> None:
             ev = inst.yardstick(work_marks=[f * p["work"] for f in fr], series=f"s{s}_work")
             spent = _time_evaluation(ev, inst.summarize)
             sampler = make()
-            res = ctx.stream(f"s{s}_work", sampler, after_step=_meter(fam, sampler, inst),
+            res = ctx.stream(f"s{s}_work", sampler, after_step=_meter(fam, sampler),
                              draws=max(draws, 1), seconds=p["work_max_seconds"],
                              evaluators=[ev], record=False,
                              rng=ctx.rng("seed", s, "work"),
@@ -205,7 +205,7 @@ def _stream_names(ctx) -> list[str]:
     return [] if g is None else list(g)
 
 
-def _meter(family: str, sampler, inst) -> cost.WorkMeter:
+def _meter(family: str, sampler) -> cost.WorkMeter:
     """The stream's ``after_step``: each step's work added to its draws, off the clock."""
     return cost.WorkMeter(family, int(sampler.chains))
 
