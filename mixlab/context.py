@@ -117,27 +117,30 @@ class Context:
 
     def stream(self, name: str, sampler: Any, *, draws: int | None = None,
                seconds: float | None = None, thin: int = 1, evaluators=(),
-               record: bool | tuple = True, rng: np.random.Generator | None = None,
+               record: bool | tuple = True, record_stats: bool = True,
+               rng: np.random.Generator | None = None,
                block: int | None = None, desc: str | None = None,
                summarize: Callable | None = None,
                block_seconds: float | None = None,
-               after_step: Callable | None = None) -> StreamResult:
+               after_block: Callable | None = None) -> StreamResult:
         """Run a sampler under a budget into ``/streams/<name>`` (resumable); see runner."""
         rng = rng if rng is not None else self.rng("stream", name)
         self._record_inputs(name, sampler)
         sampler = checked(sampler, name)  # the first init/step checked against the contract
         if self._pool is not None:
-            kwargs = dict(draws=draws, seconds=seconds, thin=thin, record=record, block=block,
+            kwargs = dict(draws=draws, seconds=seconds, thin=thin, record=record,
+                          record_stats=record_stats, block=block,
                           checkpoint_seconds=checkpoint_seconds(), summarize=summarize,
-                          block_seconds=block_seconds, after_step=after_step)
+                          block_seconds=block_seconds, after_block=after_block)
             return self._pool.submit(name, sampler, rng, evaluators, kwargs, desc or name,
                                      self.log)
         with self.progress(total=draws, desc=desc or name, unit="draw") as bar:
             result = run_stream(self.store, name, sampler, rng, draws=draws, seconds=seconds,
-                                thin=thin, evaluators=evaluators, record=record, block=block,
+                                thin=thin, evaluators=evaluators, record=record,
+                                record_stats=record_stats, block=block,
                                 progress=bar, checkpoint_seconds=checkpoint_seconds(),
                                 summarize=summarize, block_seconds=block_seconds,
-                                after_step=after_step)
+                                after_block=after_block)
         self.log(f"stream {name}: {result.draws} draws/chain in {result.seconds:.2f} s")
         return result
 

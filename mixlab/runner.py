@@ -82,17 +82,19 @@ def _fixed_blas_threads(fn: Callable) -> Callable:
 @_fixed_blas_threads
 def run_stream(store: RunStore, name: str, sampler: Any, rng: np.random.Generator, *,
                draws: int | None = None, seconds: float | None = None, thin: int = 1,
-               evaluators: Iterable = (), record: bool | tuple = True, block: int | None = None,
+               evaluators: Iterable = (), record: bool | tuple = True,
+               record_stats: bool = True, block: int | None = None,
                checkpoint_seconds: float = 10.0, progress=None,
                summarize: Callable | None = None,
                block_seconds: float | None = None,
-               after_step: Callable[[dict, dict], dict] | None = None) -> StreamResult:
+               after_block: Callable[[dict, dict], dict] | None = None) -> StreamResult:
     """Run ``sampler`` until ``draws`` draws per chain (after thinning) or ``seconds`` of
     sampling time, whichever comes first; resume from the stream's checkpoint if there is one.
 
     ``sampler.step(state, rng) -> (state, draws, stats)``; draws ``{key: (chain, ...)}``,
     stats ``{key: (chain,) or ()}``. ``record`` is True (store every draw key), False, or a
-    tuple of keys to store. ``progress`` is an optional tqdm-like bar advanced per draw.
+    tuple of keys to store; ``record_stats`` False keeps the per-step statistics out of the run
+    file too (their means are kept all the same). ``progress`` is an optional tqdm-like bar advanced per draw.
     ``summarize(block) -> {stat: (chain, n) float}`` maps a block of draws ``{key: (chain, n,
     ...)}`` to scalar summaries per draw, stored as ``summary/<stat>`` (chain, draw) float64 whether
     or not the draws are recorded (mixing diagnostics read them).
@@ -103,9 +105,11 @@ def run_stream(store: RunStore, name: str, sampler: Any, rng: np.random.Generato
     ends then depend on the clock, so a draw budget does not take it: its blocks, hence its
     curves, are the same on every machine.
 
-    ``after_step(draws, stats) -> draws`` (``thin`` 1 only) maps each step's draws to those
-    buffered, outside the sampling clock: the league adds each step's work to the draws there,
-    so that every sampler's seconds count its own steps alone.
+    ``after_block(block, stats) -> block`` (``thin`` 1 only) maps each block of draws
+    ``{key: (chain, n, ...)}`` to the block the summaries, evaluators and run file see, given
+    the block's per-step statistics ``{stat: (n, ...)}`` (NaN where a step did not report
+    one); it runs outside the sampling clock: the league adds each step's work to the draws
+    there, so that every sampler's seconds count its own steps alone.
     """
     if draws is None and seconds is None:
         raise ValueError(f"stream {name}: give a budget in draws or in seconds")
@@ -113,8 +117,9 @@ def run_stream(store: RunStore, name: str, sampler: Any, rng: np.random.Generato
         raise ValueError(f"stream {name}: block_seconds (> 0) is for a budget in seconds alone")
     if thin < 1:
         raise ValueError("thin must be >= 1")
-    if after_step is not None and thin != 1:
-        raise ValueError(f"stream {name}: after_step is for thin = 1 (it sees one step's stats)")
+    if after_block is not None and thin != 1:
+        raise ValueError(f"stream {name}: after_block is for thin = 1 (it sees every step's "
+                         f"stats)")
     evaluators = list(evaluators)
     g = store.stream_group(name)
     ck = g.get("_checkpoint")
@@ -175,21 +180,21 @@ def run_stream(store: RunStore, name: str, sampler: Any, rng: np.random.Generato
                 step_no = (count + i) * thin + (t + 1 if thin > 1 else 1)
                 raise _named(sampler, exc, name, step_no) from exc
             elapsed += clock() - t0
-            if after_step is not None:
-                d = after_step(d, st)
             if not buf:     # the block's first draw: buffers sized from it
                 if n_block is None:  # no block length given: the draw size sets it
                     nbytes = sum(np.asarray(v).nbytes for v in d.values())
                     n_block = default_block(1, nbytes, None)
                 if draws is not None:
                     n_block = min(n_block, draws - count)
-                buf = {k: np.empty((np.shape(v)[0], n_block) + np.shape(v)[1:],
-                                   dtype=np.asarray(v).dtype) for k, v in d.items()}
-                stat_buf = {k: np.empty((n_block,) + np.shape(v), dtype=np.float64)
+                # draw-major while filling (a row per step is the cheapest write), chain-major
+                # once the block is full
+                buf = {k: np.empty((n_block,) + np.shape(v), dtype=np.asarray(v).dtype)
+                       for k, v in d.items()}
+                stat_buf = {k: np.full((n_block,) + np.shape(v), np.nan)
                             for k, v in st.items()}
                 times = np.empty(n_block, dtype=np.float64)
             for k, v in d.items():
-                buf[k][:, i] = v
+                buf[k][i] = v
             for k, v in st.items():
                 stat_buf[k][i] = v
             times[i] = elapsed
@@ -199,9 +204,11 @@ def run_stream(store: RunStore, name: str, sampler: Any, rng: np.random.Generato
             if i == n_block or elapsed >= block_end:
                 break
         if i < n_block:
-            buf = {k: v[:, :i] for k, v in buf.items()}
             stat_buf = {k: v[:i] for k, v in stat_buf.items()}
             times = times[:i]
+        buf = {k: np.ascontiguousarray(np.swapaxes(v[:i], 0, 1)) for k, v in buf.items()}
+        if after_block is not None:
+            buf = after_block(buf, stat_buf)
         check_finite(_unwrapped(sampler), buf, name, count * thin, thin)
         count += i
         for k, v in stat_buf.items():
@@ -215,8 +222,8 @@ def run_stream(store: RunStore, name: str, sampler: Any, rng: np.random.Generato
             progress.set_postfix({k: f"{float(np.mean(v)):.3g}" for k, v in stat_buf.items()
                                   if k in _SHOWN_STATS}, refresh=False)
         with _signals_held():
-            segments.append({k: v for k, v in buf.items() if _recorded(k, record)}, stat_buf,
-                            times)
+            segments.append({k: v for k, v in buf.items() if _recorded(k, record)},
+                            stat_buf if record_stats else {}, times)
             for ev in evaluators:
                 ev.update(buf, count, elapsed)
             if done or time.perf_counter() - last_ck >= checkpoint_seconds:

@@ -9,6 +9,8 @@ of ``chains`` chains each, on generators keyed by (seed, clock):
   counted from the sampler's own statistics (the equal-work clock); skipped, and the cell says
   so, when the sampler reports no cost statistic.
 
+A stream keeps the target's per-draw summaries in the run file (the ESS and ``mixlab
+diagnose`` read them), not the draws or the sampler's per-step statistics (their means are kept).
 The target's yardstick (mixlab.league.yardstick) records the error at ``fractions`` of each
 budget; the cell stores, per clock, the median and range over seeds of each, the seconds and
 work to reach the stated error (``reach_error``, else the target's own: mixlab.league.reach),
@@ -128,8 +130,8 @@ def run_cell(ctx) -> None:
         ev = inst.yardstick(second_marks=[f * p["seconds"] for f in fr], series=f"s{s}_time")
         spent = _time_evaluation(ev, inst.summarize)
         sampler = make()
-        res = ctx.stream(f"s{s}_time", sampler, after_step=_meter(fam, sampler),
-                         seconds=p["seconds"], evaluators=[ev], record=False,
+        res = ctx.stream(f"s{s}_time", sampler, after_block=_meter(fam, sampler),
+                         seconds=p["seconds"], evaluators=[ev], record=False, record_stats=False,
                          rng=ctx.rng("seed", s, "time"),
                          block_seconds=p["seconds"] / p["time_points"],
                          summarize=spent.summarize)
@@ -141,9 +143,9 @@ def run_cell(ctx) -> None:
             ev = inst.yardstick(work_marks=[f * p["work"] for f in fr], series=f"s{s}_work")
             spent = _time_evaluation(ev, inst.summarize)
             sampler = make()
-            res = ctx.stream(f"s{s}_work", sampler, after_step=_meter(fam, sampler),
+            res = ctx.stream(f"s{s}_work", sampler, after_block=_meter(fam, sampler),
                              draws=max(draws, 1), seconds=p["work_max_seconds"],
-                             evaluators=[ev], record=False,
+                             evaluators=[ev], record=False, record_stats=False,
                              rng=ctx.rng("seed", s, "work"),
                              block=max(p["block"], math.ceil(draws / p["work_points"])),
                              summarize=spent.summarize)
@@ -206,7 +208,7 @@ def _stream_names(ctx) -> list[str]:
 
 
 def _meter(family: str, sampler) -> cost.WorkMeter:
-    """The stream's ``after_step``: each step's work added to its draws, off the clock."""
+    """The stream's ``after_block``: each step's work added to its draws, off the clock."""
     return cost.WorkMeter(family, int(sampler.chains))
 
 

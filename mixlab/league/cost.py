@@ -6,9 +6,10 @@ cost_statistic`; docs/plugins.md): ``site_updates`` (spinglass, rbm), ``points_r
 its family's statistic has no work: the league runs it at equal wall time only, and its table
 says "ranked by time alone".
 
-:class:`WorkMeter` is a stream's ``after_step`` (mixlab.runner.run_stream): each step's cost
-travels with the draws (draw key ``league_work``, ``(chains,)`` float64), since evaluators see
-draws, not statistics; it runs outside the sampling clock, so no sampler's seconds pay for it.
+:class:`WorkMeter` is a stream's ``after_block`` (mixlab.runner.run_stream): each step's cost
+travels with the draws (draw key ``league_work``, ``(chains, n)`` float64 a block), since
+evaluators see draws, not statistics; it runs once a block, outside the sampling clock, so no
+sampler's seconds pay for it.
 """
 
 from __future__ import annotations
@@ -44,17 +45,22 @@ def step_cost(family: str, stats: dict, chains: int) -> np.ndarray | None:
 
 
 class WorkMeter:
-    """``after_step`` of a league stream: the step's draws with its cost added as
-    ``league_work (chains,)`` (NaN when the sampler reports no cost statistic)."""
+    """``after_block`` of a league stream: the block's draws with each step's cost added as
+    ``league_work (chains, n)`` (NaN where the sampler reported no cost statistic)."""
 
     def __init__(self, family: str, chains: int):
         self.family, self.chains = family, int(chains)
 
-    def __call__(self, draws: dict, stats: dict) -> dict:
-        cost = step_cost(self.family, stats, self.chains)
-        draws = dict(draws)
-        draws[WORK_KEY] = np.full(self.chains, np.nan) if cost is None else cost
-        return draws
+    def __call__(self, block: dict, stats: dict) -> dict:
+        """``block {key: (chains, n, ...)}``, ``stats {stat: (n,) or (n, chains)}``."""
+        n = next(iter(block.values())).shape[1] if block else 0
+        cost = stats.get(cost_statistic(self.family))
+        if cost is None:
+            work = np.full((self.chains, n), np.nan)
+        else:       # a per-step scalar or a value per chain: (n, chains), as chain-major rows
+            per_step = np.asarray(cost, np.float64).reshape(n, -1)
+            work = np.ascontiguousarray(np.broadcast_to(per_step, (n, self.chains)).T)
+        return {**block, WORK_KEY: work}
 
 
 def probe_cost(family: str, sampler: Any, rng: np.random.Generator, steps: int = 5

@@ -1,5 +1,5 @@
 """A league stream reads each step's work outside the sampling clock (the stream's
-``after_step``), so at equal time every sampler's seconds count its own steps alone."""
+``after_block``), so at equal time every sampler's seconds count its own steps alone."""
 
 from __future__ import annotations
 
@@ -63,9 +63,9 @@ def test_the_work_meter_takes_no_sampling_time(tmp_path, monkeypatch):
     clock = _Clock()
     meter = WorkMeter("spinglass", 2)
 
-    def meter_as_slow_as_a_step(draws, stats):
+    def meter_as_slow_as_a_step(block, stats):
         clock.now += 1.0
-        return meter(draws, stats)
+        return meter(block, stats)
 
     ev = _Work()
     store = RunStore(tmp_path / "run")
@@ -73,8 +73,8 @@ def test_the_work_meter_takes_no_sampling_time(tmp_path, monkeypatch):
         with monkeypatch.context() as m:    # the fake clock for the stream alone
             m.setattr(runner.time, "perf_counter", clock)
             res = run_stream(store, "s", _OneSecondSteps(clock), np.random.default_rng(0),
-                             seconds=10.0, evaluators=[ev], record=False,
-                             after_step=meter_as_slow_as_a_step)
+                             seconds=10.0, evaluators=[ev], record=False, block=1,
+                             after_block=meter_as_slow_as_a_step)
     finally:
         store.close()
     # 10 s of sampling buy 10 steps; with the meter on the clock they would buy 5
@@ -84,15 +84,52 @@ def test_the_work_meter_takes_no_sampling_time(tmp_path, monkeypatch):
 
 
 def test_a_sampler_without_the_cost_statistic_carries_nan_work():
-    draws = WorkMeter("spinglass", 3)({"x": np.zeros((3, 4))}, {"accept": np.ones(3)})
-    assert np.isnan(draws[WORK_KEY]).all() and draws[WORK_KEY].shape == (3,)
+    block = WorkMeter("spinglass", 3)({"x": np.zeros((3, 4))}, {"accept": np.ones((4, 3))})
+    assert np.isnan(block[WORK_KEY]).all() and block[WORK_KEY].shape == (3, 4)
 
 
-def test_after_step_is_refused_with_thinning(tmp_path):
+def test_the_meter_puts_each_steps_cost_under_its_draw():
+    """Per-chain costs (n, chains) and per-step scalars (n,) alike become (chains, n)."""
+    block = {"x": np.zeros((2, 3, 5))}
+    per_chain = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])       # step i, chain c
+    got = WorkMeter("spinglass", 2)(block, {"site_updates": per_chain})[WORK_KEY]
+    np.testing.assert_array_equal(got, per_chain.T)
+    got = WorkMeter("spinglass", 2)(block, {"site_updates": np.array([7.0, 8.0, 9.0])})
+    np.testing.assert_array_equal(got[WORK_KEY], [[7.0, 8.0, 9.0], [7.0, 8.0, 9.0]])
+    assert got["x"] is block["x"]
+
+
+class _SometimesSilent(_OneSecondSteps):
+    """Reports its site updates on odd steps only."""
+
+    def step(self, state, rng):
+        self.n = getattr(self, "n", 0) + 1
+        state, draws, stats = super().step(state, rng)
+        return state, draws, stats if self.n % 2 else {}
+
+
+def test_a_step_that_reports_no_cost_carries_nan_work(tmp_path):
+    ev = _Work()
+    seen = []
+
+    def meter(block, stats):
+        seen.append(stats["site_updates"].copy())
+        return WorkMeter("spinglass", 2)(block, stats)
+
+    store = RunStore(tmp_path / "run")
+    try:
+        run_stream(store, "s", _SometimesSilent(_Clock()), np.random.default_rng(0), draws=4,
+                   evaluators=[ev], record=False, block=4, after_block=meter)
+    finally:
+        store.close()
+    np.testing.assert_array_equal(seen[0][:, 0], [3.0, np.nan, 3.0, np.nan])
+
+
+def test_after_block_is_refused_with_thinning(tmp_path):
     store = RunStore(tmp_path / "run")
     try:
         with pytest.raises(ValueError, match="thin = 1"):
             run_stream(store, "s", _OneSecondSteps(_Clock()), np.random.default_rng(0),
-                       draws=4, thin=2, after_step=WorkMeter("spinglass", 2))
+                       draws=4, thin=2, after_block=WorkMeter("spinglass", 2))
     finally:
         store.close()
