@@ -95,9 +95,10 @@ def run_stream(store: RunStore, name: str, sampler: Any, rng: np.random.Generato
     stats ``{key: (chain,) or ()}``. ``record`` is True (store every draw key), False, or a
     tuple of keys to store; ``record_stats`` False keeps the per-step statistics out of the run
     file too (their means are kept all the same). ``progress`` is an optional tqdm-like bar advanced per draw.
-    ``summarize(block) -> {stat: (chain, n) float}`` maps a block of draws ``{key: (chain, n,
-    ...)}`` to scalar summaries per draw, stored as ``summary/<stat>`` (chain, draw) float64 whether
-    or not the draws are recorded (mixing diagnostics read them).
+    ``summarize(block) -> {stat: (chain, n)}`` maps a block of draws ``{key: (chain, n,
+    ...)}`` to scalar summaries per draw, stored as ``summary/<stat>`` (chain, draw) whether or
+    not the draws are recorded (mixing diagnostics read them): float64, or the summary's own
+    integer type of at most 16 bits (booleans as uint8), the type of its first block.
 
     ``block_seconds`` (a time-budgeted stream only) also ends a block once it has sampled that
     long, so a fast sampler's blocks hold many draws (few per-block costs: summaries,
@@ -217,7 +218,7 @@ def run_stream(store: RunStore, name: str, sampler: Any, rng: np.random.Generato
         done = (draws is not None and count >= draws) or (seconds is not None and
                                                           elapsed >= seconds)
         if summarize is not None:
-            buf.update(_summaries(summarize, buf, name))
+            buf.update(_summaries(summarize, buf, name, segments.layout))
         if progress is not None and stat_buf:
             progress.set_postfix({k: f"{float(np.mean(v)):.3g}" for k, v in stat_buf.items()
                                   if k in _SHOWN_STATS}, refresh=False)
@@ -321,12 +322,20 @@ def _write_curves(store: RunStore, evaluators: list) -> None:
                            x_label=getattr(ev, "x_label", ""), y_label=getattr(ev, "y_label", ""))
 
 
-def _summaries(summarize: Callable, buf: dict, name: str) -> dict:
-    """``summary/<stat>`` arrays (chain, n) float64 of a block, shapes checked."""
+def _summaries(summarize: Callable, buf: dict, name: str, layout: dict) -> dict:
+    """``summary/<stat>`` arrays (chain, n) of a block, shapes checked: in their own type when
+    it is an integer type of at most 16 bits (booleans as uint8: an indicator, a count, a ±1
+    spin stored in a byte or two instead of eight), else float64; float64 too for a summary
+    the stream's earlier blocks stored so (``layout``: the stream's segment layout)."""
     chains, n = next(iter(buf.values())).shape[:2]
     out = {}
     for stat, v in summarize(buf).items():
-        v = np.asarray(v, dtype=np.float64)
+        v = np.asarray(v)
+        if v.dtype == np.bool_:
+            v = v.astype(np.uint8)
+        if v.dtype.kind not in "iu" or v.dtype.itemsize > 2 or \
+                layout.get(f"summary/{stat}", {}).get("dtype") == np.dtype(np.float64).str:
+            v = np.asarray(v, dtype=np.float64)
         if v.shape != (chains, n) or "/" in str(stat):
             raise ValueError(f"stream {name}: summary {stat!r} must be named without '/' and "
                              f"shaped (chain, draw) = {(chains, n)}, got {v.shape}")

@@ -8,7 +8,9 @@ Layout (readable with h5py alone; see README "Run-file format")::
                             (attrs packed=True, shape=the unpacked per-draw shape)
     /streams/<name>/time    (draw,) cumulative sampling seconds
     /streams/<name>/stats/<key>     (draw, ...) per-draw sampler statistics
-    /streams/<name>/summary/<stat>  (chain, draw) scalar summaries (mixing diagnostics)
+    /streams/<name>/summary/<stat>  (chain, draw) scalar summaries (mixing diagnostics):
+                                    float64, or integers of at most 16 bits (indicators as
+                                    uint8); readers get float64
     /streams/<name>/_checkpoint     sampler state, RNG state, evaluator state (data only)
     /metrics/<metric>/<series>/x, /y, /yerr     curves (attrs x_label, y_label, ...)
     /results                attrs: scalar results
@@ -452,9 +454,10 @@ class RunReader:
         return raw
 
     def stream_summaries(self, name: str) -> dict:
-        """``{stat: (chain, draw) float64}`` scalar summaries recorded with the stream."""
+        """``{stat: (chain, draw) float64}`` scalar summaries recorded with the stream (those
+        stored as integers converted)."""
         g = self.f.get(f"streams/{name}/summary")
-        return {} if g is None else {k: v[()] for k, v in g.items()}
+        return {} if g is None else {k: np.asarray(v[()], np.float64) for k, v in g.items()}
 
     def stream_time(self, name: str) -> np.ndarray:
         return self.f[f"streams/{name}/time"][()]

@@ -96,8 +96,9 @@ class MRFEnergy:
 def mrf_summaries(model: DenseMRF, subsets: np.ndarray | None = None,
                   truth_probs: np.ndarray | None = None, k: int = 4) -> Callable[[dict], dict]:
     """``fn(block)`` -> ``{energy, ones, subset_0 .. subset_<k-1>}`` each (chain, n), from
-    ``block["samples"] (chain, n, D)`` bool.  ``subsets (M, s)`` and ``truth_probs (M, 2^s)``
-    (Fig 8's, configurations coded with bit b = variable subsets[:, b]) give the indicators; with
+    ``block["samples"] (chain, n, D)`` bool: energy and ones (the fraction of variables equal to
+    1) float64, the indicators bool.  ``subsets (M, s)`` and ``truth_probs (M, 2^s)`` (Fig 8's,
+    configurations coded with bit b = variable subsets[:, b]) give the indicators; with
     ``subsets`` None only energy and ones."""
     energy = MRFEnergy(model)
     picks = []
@@ -108,7 +109,7 @@ def mrf_summaries(model: DenseMRF, subsets: np.ndarray | None = None,
         states = (np.arange(1 << model.D)[:, None] >> np.arange(model.D)) & 1     # (2^D, D)
         tables = {"energy": energy.table, "ones": states.mean(axis=1, dtype=np.float64)}
         for m, sub, code in picks:
-            tables[f"subset_{m}"] = (subset_codes(states, sub[None, :])[:, 0] == code) * 1.0
+            tables[f"subset_{m}"] = subset_codes(states, sub[None, :])[:, 0] == code
 
         def summarize(block: dict) -> dict:
             c = state_codes(block["samples"])                        # (chain, n)
@@ -122,7 +123,7 @@ def mrf_summaries(model: DenseMRF, subsets: np.ndarray | None = None,
         out = {"energy": energy(flat).reshape(C, n), "ones": X.mean(axis=2, dtype=np.float64)}
         for m, sub, code in picks:
             bits = (code >> np.arange(len(sub))) & 1                # the configuration's bits
-            out[f"subset_{m}"] = np.all(X[:, :, sub] == bits.astype(bool), axis=2) * 1.0
+            out[f"subset_{m}"] = np.all(X[:, :, sub] == bits.astype(bool), axis=2)
         return out
 
     return summarize

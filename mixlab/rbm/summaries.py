@@ -1,14 +1,14 @@
 """Per-draw scalar summaries of RBM draws, for mixing diagnostics (ESS, R-hat).
 
 :func:`summarizer` builds the ``summarize`` function of ``ctx.stream`` for a model: it maps a
-block of draws ``{"samples": (chain, n, V) bool, ...}`` to ``{stat: (chain, n) float64}``:
+block of draws ``{"samples": (chain, n, V) bool, ...}`` to ``{stat: (chain, n)}``:
 
 - ``free_energy``: F(x) = -bᵀx - Σ_j softplus(c_j + (xW)_j) of the binary draw x (nats; the
   negative log of the unnormalised marginal P(x) ∝ exp(-F(x))); for a float32 model with more
   than :data:`TABLE_MAX_V` visible units the products are float32 (:func:`free_energy`);
-- ``active_pixels``: the number of visible units equal to 1;
+- ``active_pixels``: the number of visible units equal to 1 (uint16);
 - ``pixel_r<i>c<j>`` (or ``pixel_<k>`` for non-square inputs): three fixed visible units, 0/1
-  per draw, so their means over draws are the chain's pixel means.  For a side × side image
+  per draw (bool), so their means over draws are the chain's pixel means.  For a side × side image
   (side = √V) the units are the centre pixel (side//2, side//2), the pixel a quarter across on
   the centre row (side//2, side//4) and a quarter down on the centre column (side//4, side//2);
   for V not a square, the flat indices V//4, V//2 and 3V//4 (:func:`summary_pixels`).
@@ -72,8 +72,8 @@ def free_energy(x: np.ndarray, W: np.ndarray, b: np.ndarray, c: np.ndarray,
 
 def summarize_draws(block: dict, W: np.ndarray, b: np.ndarray, c: np.ndarray,
                     products=np.float64) -> dict:
-    """{stat: (chain, n) float64} for a block of binary draws ``block["samples"]`` (chain, n,
-    V) (see the module docstring; ``products`` as in :func:`free_energy`)."""
+    """{stat: (chain, n)} for a block of binary draws ``block["samples"]`` (chain, n, V) (see
+    the module docstring; ``products`` as in :func:`free_energy`)."""
     if "samples" not in block:
         raise MixlabError("RBM summaries need the binary draws 'samples' (chain, draw, V); the "
                           f"sampler emitted only {', '.join(block) or 'nothing'}")
@@ -81,9 +81,9 @@ def summarize_draws(block: dict, W: np.ndarray, b: np.ndarray, c: np.ndarray,
     C, n = x.shape[:2]
     x = x.reshape(C, n, -1)
     out = {"free_energy": free_energy(x, W, b, c, products),
-           "active_pixels": x.sum(-1, dtype=np.int64).astype(np.float64)}
+           "active_pixels": np.count_nonzero(x, axis=-1).astype(np.uint16)}
     for name, i in summary_pixels(x.shape[-1]).items():
-        out[name] = x[:, :, i].astype(np.float64)
+        out[name] = x[:, :, i] != 0
     return out
 
 

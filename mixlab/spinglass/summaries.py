@@ -1,9 +1,9 @@
 """Per-draw scalar summaries of spin glass draws, for mixing diagnostics (``mixlab diagnose``).
 
-``summarizer(model)(block)`` maps ``{"samples": (chain, n, R, C) bool}`` to ``{stat: (chain, n)
-float64}``: ``magnetisation`` (mean spin in ±1), ``energy`` (−θ(x), Eq. 1), and the spins of four
-fixed sites ``spin_r<i>c<j>`` (±1): the centre (R//2, C//2), (R//4, C//4), (R//4, 3C//4) and
-(3R//4, C//2), duplicates dropped on small grids.
+``summarizer(model)(block)`` maps ``{"samples": (chain, n, R, C) bool}`` to ``{stat: (chain,
+n)}``: ``magnetisation`` (mean spin in ±1) and ``energy`` (−θ(x), Eq. 1) float64, and the spins
+of four fixed sites ``spin_r<i>c<j>`` (±1, int8): the centre (R//2, C//2), (R//4, C//4), (R//4,
+3C//4) and (3R//4, C//2), duplicates dropped on small grids.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def summarizer(model: SpinGlass):
         out = {"magnetisation": (2.0 * ups / (R * C) - 1.0).reshape(lead),
                "energy": -theta.reshape(lead)}
         for r, c in picks:
-            out[f"spin_r{r}c{c}"] = np.where(b[..., r, c], 1.0, -1.0)
+            out[f"spin_r{r}c{c}"] = np.where(b[..., r, c], np.int8(1), np.int8(-1))
         return out
 
     return summarize

@@ -42,8 +42,11 @@ def test_summaries_of_a_block_by_hand():
             assert out["free_energy"][i, t] == pytest.approx(F, rel=1e-12)
             assert out["active_pixels"][i, t] == xi.sum()
             assert out["pixel_r2c2"][i, t] == xi[10] and out["pixel_r1c2"][i, t] == xi[6]
-    for v in out.values():
-        assert v.shape == (2, 3) and v.dtype == np.float64
+    # a count and indicators stored in two bytes and one, not eight
+    assert {k: v.dtype for k, v in out.items()} == {
+        "free_energy": np.float64, "active_pixels": np.uint16, "pixel_r2c2": np.bool_,
+        "pixel_r2c1": np.bool_, "pixel_r1c2": np.bool_}
+    assert all(v.shape == (2, 3) for v in out.values())
 
 
 def test_non_square_inputs_and_missing_samples():
