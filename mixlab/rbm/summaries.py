@@ -60,13 +60,16 @@ def free_energy(x: np.ndarray, W: np.ndarray, b: np.ndarray, c: np.ndarray,
         return (-(flat @ np.asarray(b, np.float64)) - softplus_row_sums(a)).reshape(x.shape[:-1])
     flat = np.asarray(x.reshape(-1, x.shape[-1]), np.float32)
     linear = flat @ np.asarray(b, np.float64)                          # bᵀx in float64
-    a = flat @ np.asarray(W, np.float32)
-    a += np.asarray(c, np.float32)                                     # (rows, H) float32
-    if a.size == 0 or a.max() > PRODUCT_MAX_ACT:
-        return (-linear - softplus_row_sums(a.astype(np.float64))).reshape(x.shape[:-1])
-    np.exp(a, out=a)
-    soft = np.empty(len(a))
-    log_product_sums(np.ascontiguousarray(a.T, dtype=np.float64), np.ones(a.shape[1]), soft)
+    # the pre-activations transposed, (H, rows), straight from the GEMM: the layout of the
+    # product kernel, where transposing (rows, H) afterwards cost more than the GEMM itself
+    a_t = np.asarray(W, np.float32).T @ flat.T
+    a_t += np.asarray(c, np.float32)[:, None]                          # (H, rows) float32
+    if a_t.size == 0 or a_t.max() > PRODUCT_MAX_ACT:
+        return (-linear - softplus_row_sums(np.ascontiguousarray(a_t.T, np.float64))
+                ).reshape(x.shape[:-1])
+    np.exp(a_t, out=a_t)
+    soft = np.empty(flat.shape[0])
+    log_product_sums(a_t.astype(np.float64), np.ones(a_t.shape[0]), soft)
     return (-linear - soft).reshape(x.shape[:-1])
 
 
