@@ -4,12 +4,12 @@
 league that does nothing but sample on both cores; set-up, worker start-up, truth (cached in a
 fresh data directory here, so computed once inside the figure), evaluation, ESS and the tables
 are all inside it. Both modes run three quick leagues as ``mixlab league FAMILY`` runs them:
-spin glass (30 cells, about 2 minutes), MRF and RBM (12 cells each, about 30 s; the RBM league
-reads USPS through ``MIXLAB_DATA_MIRROR`` or the data directory's copy). The logistic league
-is left out: in a fresh data directory its figure would be its HMC truths' (minutes), not the
-league's. The quick MRF and RBM cells sample 1 s per stream, so what each cell and stream
-costs once (opening and publishing the run file, per-stream ESS, 64 evaluated blocks a
-second) weighs more there than in the spin glass cells (docs/league.md, "Overhead"). The detail
+spin glass (30 cells, about 1.5 minutes), MRF and RBM (12 cells each, about 45 s; the RBM
+league reads USPS through ``MIXLAB_DATA_MIRROR`` or the data directory's copy). The logistic
+league is left out: in a fresh data directory its figure would be its HMC truths' (minutes),
+not the league's. What each cell and stream costs once (opening and publishing the run file,
+per-stream ESS, 64 evaluated blocks a stream) weighs against 1 s of sampling per stream in the
+spin glass cells and 2 s in the MRF and RBM cells (docs/league.md, "Overhead"). The detail
 gives the CPU seconds (user + system, this process and its workers) beside the wall time: on
 a shared machine the wall time also counts the other jobs' share of the cores.
 
