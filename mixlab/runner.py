@@ -94,7 +94,8 @@ def run_stream(store: RunStore, name: str, sampler: Any, rng: np.random.Generato
     ``sampler.step(state, rng) -> (state, draws, stats)``; draws ``{key: (chain, ...)}``,
     stats ``{key: (chain,) or ()}``. ``record`` is True (store every draw key), False, or a
     tuple of keys to store; ``record_stats`` False keeps the per-step statistics out of the run
-    file too (their means are kept all the same). ``progress`` is an optional tqdm-like bar advanced per draw.
+    file too (their means are kept all the same). ``progress`` is an optional tqdm-like bar
+    advanced per draw.
     ``summarize(block) -> {stat: (chain, n)}`` maps a block of draws ``{key: (chain, n,
     ...)}`` to scalar summaries per draw, stored as ``summary/<stat>`` (chain, draw) whether or
     not the draws are recorded (mixing diagnostics read them): float64, or the summary's own

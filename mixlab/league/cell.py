@@ -10,8 +10,8 @@ of ``chains`` chains each, on generators keyed by (seed, clock):
   so, when the sampler reports no cost statistic.
 
 A stream keeps the target's per-draw summaries in the run file (the ESS and ``mixlab
-diagnose`` read them), not the draws or the sampler's per-step statistics (their means are kept).
-The target's yardstick (mixlab.league.yardstick) records the error at ``fractions`` of each
+diagnose`` read them), not the draws or the sampler's per-step statistics (their means are
+kept). The target's yardstick (mixlab.league.yardstick) records the error at ``fractions`` of each
 budget; the cell stores, per clock, the median and range over seeds of each, the seconds and
 work to reach the stated error (``reach_error``, else the target's own: mixlab.league.reach),
 ESS per second (time clock) and ESS per million units of work (work clock), ArviZ's bulk ESS

@@ -8,10 +8,12 @@ block of draws ``{"samples": (chain, n, V) bool, ...}`` to ``{stat: (chain, n)}`
   than :data:`TABLE_MAX_V` visible units the products are float32 (:func:`free_energy`);
 - ``active_pixels``: the number of visible units equal to 1 (uint16);
 - ``pixel_r<i>c<j>`` (or ``pixel_<k>`` for non-square inputs): three fixed visible units, 0/1
-  per draw (bool), so their means over draws are the chain's pixel means.  For a side × side image
-  (side = √V) the units are the centre pixel (side//2, side//2), the pixel a quarter across on
-  the centre row (side//2, side//4) and a quarter down on the centre column (side//4, side//2);
-  for V not a square, the flat indices V//4, V//2 and 3V//4 (:func:`summary_pixels`).
+  per draw (bool), so their means over draws are the chain's pixel means.  For a side × side
+  image (side = √V) the units are the centre pixel (side//2, side//2), the pixel a quarter
+  across on the centre row (side//2, side//4) and a quarter down on the centre column (side//4,
+  side//2); for V not a square, the flat indices V//4, V//2 and 3V//4 (:func:`summary_pixels`).
+
+``free_energy`` is float64 (the run file stores the others in a byte or two: mixlab.runner).
 
 Everything is vectorised over chains and draws (one GEMM per block). With at most
 :data:`TABLE_MAX_V` visible units every state's summaries are computed once, when the
