@@ -1,7 +1,7 @@
 """Scalar summaries per draw, for mixing diagnostics (``ctx.stream(..., summarize=fn)``).
 
-Each function here builds ``fn(block) -> {stat: (chain, n) float}`` from a block of draws
-``{key: (chain, n, ...)}``, vectorised over chains and draws.
+Each function here builds ``fn(block) -> {stat: (chain, n)}`` (float64, indicators bool) from
+a block of draws ``{key: (chain, n, ...)}``, vectorised over chains and draws.
 
 * Posterior samplers (logistic family): every coordinate of θ, ``theta_<j>`` = ``samples[..., j]``
   (or the coordinates a spec's ``summary_dims`` lists: at thousands of draws per second, 51
