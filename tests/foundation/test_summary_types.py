@@ -31,15 +31,20 @@ def _summaries(block):
             "half": (x / 2).astype(np.float32), "value": x}
 
 
-def test_summaries_keep_narrow_integer_types_and_read_back_as_float64(tmp_path):
-    (tmp_path / "run").mkdir()
-    store = RunStore(tmp_path / "run")
+def _run(run_dir, summarize, **kwargs) -> None:
+    """Stream 's': 700 draws in blocks of 300, summarised by ``summarize``."""
+    run_dir.mkdir()
+    store = RunStore(run_dir)
     try:
         store.f.attrs["spec"] = "{}"
         run_stream(store, "s", _Counter(), np.random.default_rng(0), draws=700, block=300,
-                   record=False, summarize=_summaries)
+                   record=False, summarize=summarize, **kwargs)
     finally:
         store.close()
+
+
+def test_summaries_keep_narrow_integer_types_and_read_back_as_float64(tmp_path):
+    _run(tmp_path / "run", _summaries)
     with h5py.File(tmp_path / "run" / "run.h5", "r") as f:
         stored = {k: v.dtype for k, v in f["streams/s/summary"].items()}
     assert stored == {"odd": np.uint8, "spin": np.int8, "count": np.uint16,
@@ -69,14 +74,7 @@ class _FloatFirst:
 
 
 def test_a_summary_stored_as_float64_stays_float64(tmp_path):
-    (tmp_path / "run").mkdir()
-    store = RunStore(tmp_path / "run")
-    try:
-        store.f.attrs["spec"] = "{}"
-        run_stream(store, "s", _Counter(), np.random.default_rng(0), draws=700, block=300,
-                   record=False, summarize=_FloatFirst(), checkpoint_seconds=0.0)
-    finally:
-        store.close()
+    _run(tmp_path / "run", _FloatFirst(), checkpoint_seconds=0.0)
     with RunReader(tmp_path / "run") as run:
         assert run.f["streams/s/summary/odd"].dtype == np.float64
         np.testing.assert_array_equal(run.stream_summaries("s")["odd"][0],
