@@ -75,7 +75,7 @@ def _blom(v):
 
 @pytest.mark.parametrize("kind", ["binary", "counts with gaps", "negative whole numbers",
                                   "whole numbers far from 0", "wide whole numbers",
-                                  "halves", "continuous"])
+                                  "halves", "halves and a rare third", "continuous"])
 def test_normal_scores_are_blom_scores_of_the_average_ranks(kind):
     """Each way of ranking (by offset for whole numbers in a short range, by binary search for a
     few distinct values, by sorting otherwise) gives scipy's ranks' scores."""
@@ -87,5 +87,8 @@ def test_normal_scores_are_blom_scores_of_the_average_ranks(kind):
          "whole numbers far from 0": lambda: 1e12 + rng.integers(0, 7, n),
          "wide whole numbers": lambda: rng.integers(0, 10 * n, n).astype(float),
          "halves": lambda: rng.integers(0, 9, n) / 2.0,
+         # a value the ranking's sample of every n // 4096-th value never sees
+         "halves and a rare third": lambda: np.where(np.arange(n) == 7, 1 / 3,
+                                                     rng.integers(0, 9, n) / 2.0),
          "continuous": lambda: rng.standard_normal(n)}[kind]()
     np.testing.assert_allclose(ess._normal_scores(v), _blom(v), rtol=0, atol=1e-12)
