@@ -33,21 +33,50 @@ import numpy as np
 MIN_DRAWS = 4
 
 
-def _mean_autocov(x: np.ndarray) -> np.ndarray:
-    """Autocovariance along axis 1 of ``x (chains, n, sites)`` at every lag, averaged over the
-    chains: ``(n, sites)`` (biased: divided by n). By FFT with zero padding along a contiguous
-    axis; the chains' power spectra are averaged before the one inverse transform (it is
-    linear), so a site costs one inverse FFT, not one per chain."""
+#: lags whose autocovariances are summed directly before the FFT is used: Geyer's sequence of
+#: a chain that mixes within a few steps ends inside them, and their products cost a fraction
+#: of the FFT of a long chain (which gives every lag)
+DIRECT_LAGS = 16
+_CACHE_VALUES = 1 << 17          # float64 values of the series summed at a time (1 MiB)
+
+
+def _centred(x: np.ndarray) -> np.ndarray:
+    """``x (chains, n, sites)`` -> ``(chains, sites, n)`` float64, C-contiguous, each series
+    minus its mean."""
+    y = np.array(np.moveaxis(x, 1, -1), dtype=np.float64, order="C")
+    y -= y.mean(axis=-1, keepdims=True)
+    return y
+
+
+def _autocov_direct(y: np.ndarray, lags: int) -> np.ndarray:
+    """The first ``lags`` autocovariances of ``y (chains, sites, n)`` (centred), averaged over
+    the chains: ``(lags, sites)``, ``Σ_c Σ_i y[c, s, i] y[c, s, i + t] / (n · chains)`` (the
+    biased estimate, as :func:`_autocov_fft`), summed a cache-sized stretch at a time."""
+    C, S, n = y.shape
+    rows = y.reshape(C * S, n)
+    acc = np.zeros((lags, C * S))
+    step = max(256, _CACHE_VALUES // (C * S))
+    for i0 in range(0, n, step):
+        a = rows[:, i0:i0 + step]
+        for t in range(lags):
+            b = rows[:, i0 + t:i0 + t + a.shape[1]]
+            acc[t] += np.einsum("rk,rk->r", a[:, :b.shape[1]], b)
+    return acc.reshape(lags, C, S).sum(axis=1) / (n * C)
+
+
+def _autocov_fft(y: np.ndarray) -> np.ndarray:
+    """Every autocovariance of ``y (chains, sites, n)`` (centred), averaged over the chains:
+    ``(n, sites)`` (biased: divided by n). By FFT with zero padding along the contiguous axis;
+    the chains' power spectra are averaged before the one inverse transform (it is linear), so
+    a site costs one inverse FFT, not one per chain."""
     from scipy import fft
 
-    n = x.shape[1]
+    n = y.shape[-1]
     m = fft.next_fast_len(2 * n)
-    y = np.array(np.moveaxis(x, 1, -1), dtype=np.float64, order="C")  # (chains, sites, n)
-    y -= y.mean(axis=-1, keepdims=True)
     f = fft.rfft(y, n=m, axis=-1)                                    # (chains, sites, m//2+1)
     power = np.einsum("csk,csk->sk", f.real, f.real)
     power += np.einsum("csk,csk->sk", f.imag, f.imag)                # Σ_c |f_c|²
-    acov = fft.irfft(power, n=m, axis=-1)[:, :n] / (n * x.shape[0])  # (sites, n)
+    acov = fft.irfft(power, n=m, axis=-1)[:, :n] / (n * y.shape[0])  # (sites, n)
     return np.ascontiguousarray(acov.T)
 
 
@@ -61,11 +90,9 @@ def _split(x: np.ndarray) -> np.ndarray:
 def _ess(x: np.ndarray) -> np.ndarray:
     """ESS of each site of ``x (chains, draws, sites)`` (no splitting, no ranking): ``(sites,)``.
 
-    Geyer's sequences without a loop over lags: the loop of ArviZ reads the pairs ``P_k = ρ̂_2k +
-    ρ̂_2k+1`` (``ρ̂_0 = 1``) while the previous pair sum is positive, up to ``k_max = (draws −
-    3) // 2``; the pairs read before the last are positive and kept, made monotone by a running
-    minimum of the pair sums; the last pair's even term counts when that pair's sum is ≥ 0 or
-    the term itself is positive."""
+    The autocovariances of the first :data:`DIRECT_LAGS` lags are summed directly; only when a
+    site's Geyer sequence runs past them are every lag's computed by FFT (the same numbers, to
+    rounding)."""
     x = np.asarray(x, dtype=float)
     n_chain, n_draw, sites = x.shape
     out = np.full(sites, np.nan)
@@ -76,29 +103,46 @@ def _ess(x: np.ndarray) -> np.ndarray:
     if not len(live):
         return out
     x = x[:, :, live]
-    acov_mean = _mean_autocov(x)                                       # (draws, sites)
-    mean_var = acov_mean[0] * n_draw / (n_draw - 1.0)                  # (sites,)
-    var_plus = mean_var * (n_draw - 1.0) / n_draw
-    if n_chain > 1:
-        var_plus = var_plus + np.var(x.mean(axis=1), axis=0, ddof=1)
+    y = _centred(x)                                                    # (chains, sites, draws)
     k_max = max((n_draw - 3) // 2, 0)
-    rho = 1.0 - (mean_var - acov_mean[:2 * k_max + 2]) / var_plus      # (2 k_max + 2, sites)
+    chain_var = np.var(x.mean(axis=1), axis=0, ddof=1) if n_chain > 1 else 0.0
+    lags = 2 * k_max + 2
+    tau = _geyer_tau(_autocov_direct(y, min(lags, DIRECT_LAGS)), n_draw, chain_var, k_max)
+    if tau is None:                        # a sequence longer than the direct lags: all of them
+        tau = _geyer_tau(_autocov_fft(y)[:lags], n_draw, chain_var, k_max)
+    size = n_chain * n_draw
+    out[live] = size / np.maximum(tau, 1 / np.log10(size))
+    return out
+
+
+def _geyer_tau(acov_mean: np.ndarray, n_draw: int, chain_var, k_max: int) -> np.ndarray | None:
+    """τ of each site from its mean autocovariances ``acov_mean (lags, sites)`` (NaN where the
+    first autocorrelation is NaN), or None when a site's sequence has not ended within them.
+
+    Geyer's sequences without a loop over lags: the loop of ArviZ reads the pairs ``P_k = ρ̂_2k +
+    ρ̂_2k+1`` (``ρ̂_0 = 1``) while the previous pair sum is positive, up to ``k_max = (draws −
+    3) // 2``; the pairs read before the last are positive and kept, made monotone by a running
+    minimum of the pair sums; the last pair's even term counts when that pair's sum is ≥ 0 or
+    the term itself is positive."""
+    mean_var = acov_mean[0] * n_draw / (n_draw - 1.0)                  # (sites,)
+    var_plus = mean_var * (n_draw - 1.0) / n_draw + chain_var
+    rho = 1.0 - (mean_var - acov_mean) / var_plus                      # (lags, sites)
     rho[0] = 1.0
-    pairs = rho[0::2] + rho[1::2]                                       # P_k, k = 0..k_max
+    n_pairs = len(rho) // 2
+    pairs = rho[0:2 * n_pairs:2] + rho[1:2 * n_pairs:2]                # P_k, k < n_pairs
     stop = ~(pairs > 0.0)                                               # NaN stops the loop too
     k_last = np.where(stop.any(axis=0), np.argmax(stop, axis=0), k_max)
     k_last = np.minimum(k_last, k_max)                                  # (sites,)
-    cols = np.arange(len(live))
+    if np.any(k_last >= n_pairs):
+        return None
+    cols = np.arange(pairs.shape[1])
     monotone = np.minimum.accumulate(pairs, axis=0)
-    kept = np.arange(pairs.shape[0])[:, None] < k_last                  # pairs 0..k_last-1
+    kept = np.arange(n_pairs)[:, None] < k_last                         # pairs 0..k_last-1
     even = rho[2 * k_last, cols]
     last = np.where(k_last == 0, 1.0,
                     np.where((pairs[k_last, cols] >= 0) | (even > 0), even, 0.0))
     tau = -1.0 + 2.0 * np.sum(np.where(kept, monotone, 0.0), axis=0) + last
-    size = n_chain * n_draw
-    tau = np.maximum(tau, 1 / np.log10(size))
-    out[live] = np.where(np.isnan(rho[1]), np.nan, size / tau)
-    return out
+    return np.where(np.isnan(rho[1]), np.nan, tau)
 
 
 def _valid(x: np.ndarray) -> bool:

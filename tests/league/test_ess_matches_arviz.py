@@ -92,3 +92,23 @@ def test_normal_scores_are_blom_scores_of_the_average_ranks(kind):
                                                      rng.integers(0, 9, n) / 2.0),
          "continuous": lambda: rng.standard_normal(n)}[kind]()
     np.testing.assert_allclose(ess._normal_scores(v), _blom(v), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("phi, by_fft", [(0.0, False), (0.5, False), (0.99, True)])
+def test_short_sequences_use_the_direct_lags_and_long_ones_the_fft(phi, by_fft, monkeypatch):
+    """Independent and quickly mixing chains end Geyer's sequence within the directly summed
+    lags, a slowly mixing one does not and is computed by FFT; both give ArviZ's ESS."""
+    x = _ar1(np.random.default_rng(7), 4, 2000, phi)
+    calls = []
+    fft = ess._autocov_fft
+    monkeypatch.setattr(ess, "_autocov_fft", lambda y: calls.append(1) or fft(y))
+    got = ess.ess_bulk(x)
+    assert bool(calls) == by_fft
+    az = arviz()
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = float(az.ess(x, method="bulk"))
+    assert got == pytest.approx(want, rel=1e-9)
+    # and the two ways give the same autocovariances, to rounding
+    y = ess._centred(x[:, :, None])
+    np.testing.assert_allclose(ess._autocov_direct(y, 16), fft(y)[:16], rtol=1e-9, atol=1e-12)
