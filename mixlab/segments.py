@@ -35,6 +35,20 @@ def stream_id(name: str) -> str:
     return hashlib.sha256(name.encode()).hexdigest()[:16]
 
 
+def _layout_entry(spec) -> bool:
+    """Whether ``spec`` is a dataset's layout as :meth:`StreamSegments._declare` writes it: a
+    numeric dtype, ``lead`` and ``tail`` lists of sizes, ``attrs`` a mapping."""
+    if not (isinstance(spec, dict) and set(spec) == {"dtype", "lead", "tail", "attrs"}
+            and isinstance(spec["attrs"], dict) and isinstance(spec["dtype"], str)
+            and all(isinstance(d, list) and all(type(n) is int and n >= 0 for n in d)
+                    for d in (spec["lead"], spec["tail"]))):
+        return False
+    try:
+        return np.dtype(spec["dtype"]).kind in "biufc"
+    except TypeError:
+        return False
+
+
 def pack_bool(block: np.ndarray) -> np.ndarray:
     """(chain, n, *shape) bool -> (chain, n, ceil(prod(shape)/8)) uint8."""
     c, n = block.shape[:2]
@@ -66,6 +80,12 @@ class StreamSegments:
                 for s in segs)):
             raise RunFileError(f"stream '{name}' of run {run_dir}: its checkpoint lists segment "
                                f"files that mixlab does not write ({str(segs)[:200]})")
+        if not (isinstance(layout, dict) and all(_layout_entry(v) for v in layout.values())):
+            raise RunFileError(f"stream '{name}' of run {run_dir}: its checkpoint describes its "
+                               f"datasets in a layout that mixlab does not write "
+                               f"({str(layout)[:200]}): move the run directory aside "
+                               f"(nothing is deleted) and run again, or run into another "
+                               f"--out directory")
         self = cls(run_dir, name, segs, layout)
         kept = {f for f, _ in self.segments}
         for fname in confined.list_dir(run_dir, self.rel_dir):  # a link here is refused

@@ -65,6 +65,23 @@ def test_a_checkpoint_naming_a_segment_outside_is_refused(tmp_path):
         StreamSegments.open(tmp_path, "s", attrs)
 
 
+_LAYOUT = {"dtype": "<f8", "lead": [2], "tail": [], "attrs": {}}
+
+
+@pytest.mark.parametrize("layout", [["x"], {"summary/e": ["x"]}, {"summary/e": {**_LAYOUT,
+                                                                            "dtype": "O"}},
+                                    {"summary/e": {**_LAYOUT, "lead": ["2"]}},
+                                    {"summary/e": {**_LAYOUT, "dtype": "no-such-type"}}])
+def test_a_checkpoint_with_a_layout_mixlab_does_not_write_is_refused(tmp_path, layout):
+    """A hand-made layout (not a dict, an entry of another shape, an object or unknown dtype,
+    a size that is not a number) is a RunFileError naming the stream, not a traceback."""
+    attrs = {"segments": "[]", "layout": json.dumps(layout)}
+    with pytest.raises(RunFileError, match="stream 's' .* a layout that mixlab does not write"):
+        StreamSegments.open(tmp_path, "s", attrs)
+    attrs["layout"] = json.dumps({"summary/e": _LAYOUT})
+    assert StreamSegments.open(tmp_path, "s", attrs).layout == {"summary/e": _LAYOUT}
+
+
 def _refused(tmp_path: Path, build, match: str) -> None:
     path = tmp_path / "run.h5"
     with h5py.File(path, "w") as f:
