@@ -38,10 +38,7 @@ def step_cost(family: str, stats: dict, chains: int) -> np.ndarray | None:
     name = cost_statistic(family)
     if name not in stats:
         return None
-    value = stats[name]
-    if type(value) is np.ndarray and value.shape == (chains,) and value.dtype == np.float64:
-        return value.copy()              # the common case, without broadcast_to's overhead
-    return np.broadcast_to(np.asarray(value, np.float64), (chains,)).astype(np.float64)
+    return np.broadcast_to(np.asarray(stats[name], np.float64), (chains,)).astype(np.float64)
 
 
 class WorkMeter:

@@ -67,9 +67,9 @@ class Instance:
     """A built target: ``target`` for the factories (or a function of the number of chains
     returning it, when the chains' starts are part of it), ``truth`` (flat dict of arrays),
     ``yardstick(work_marks, second_marks, series)`` -> evaluator, ``summarize`` (per-draw
-    scalar summaries for ESS), ``truth_source`` (one line), ``exact`` (whether the truth is exact: the bias flag needs
-    it), ``yardstick_name`` (what the error is), ``reach_error`` (the stated error, in the
-    yardstick's units: mixlab.league.reach)."""
+    scalar summaries for ESS), ``truth_source`` (one line), ``exact`` (whether the truth is
+    exact: the bias flag needs it), ``yardstick_name`` (what the error is), ``reach_error``
+    (the stated error, in the yardstick's units: mixlab.league.reach)."""
 
     target: Any
     truth: dict
