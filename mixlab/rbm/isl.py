@@ -28,8 +28,8 @@ How the curve is computed (its cost is about that of its last point):
   Threads: the evaluation points are split into row ranges (``kernels.threads()``), and each
   thread takes its rows through all the pieces of an ``update`` and through the read-outs at
   the record points on the way (the points are independent): one thread hand-off per update.
-  Costs (USPS, 3007 points, D = 256, 20 β, 2 threads): counting ~0.5 ns per (point, centre)
-  pair and thread, a read-out ~0.3 ms CPU: 10^5 centres with 30 record points take ~0.1 s.
+  Costs (USPS, 3007 points, D = 256, 20 β, 2 threads): counting ~0.43 ns per (point, centre)
+  pair and thread, a read-out ~0.3 ms CPU: 10^5 centres with 29 record points take ~0.07 s.
 - **grayscale centres / Gaussian kernel**: a running log-sum-exp ``(max, scaled sum)`` per
   evaluation point and per candidate bandwidth, fed block by block; ``log k`` is affine in x, so
   each block costs one GEMM per β (Bernoulli) or one GEMM in total (Gaussian).

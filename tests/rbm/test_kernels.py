@@ -136,20 +136,26 @@ def test_hamming_count_adds_to_existing_counts():
 
 def test_hamming_count_reports_set_padding_bits():
     """Distances > D (only possible with padding bits set) are reported, their row untouched,
-    nothing written past the row."""
+    nothing written past the row: in a full group of ROWS_PER_PASS rows and in the partial
+    group after it."""
     rng = np.random.default_rng(2)
     D = 65  # 2 words, 63 padding bits
-    X, S = _bits(rng, 4, D), _bits(rng, 6, D)
-    X[1] = ~S[2]  # at distance D from centre 2 ...
+    n = K.ROWS_PER_PASS + 4
+    X, S = _bits(rng, n, D), _bits(rng, 6, D)
+    bad = [1, K.ROWS_PER_PASS + 2]   # one row in each group
     E = K.pack_rows(X)
-    E[1, 1] |= np.uint64(1) << np.uint64(63)  # ... and D + 1 with a padding bit set
-    h = np.zeros((4, D + 1), np.int64)
-    dmin, dmax = np.full(4, D + 1), np.full(4, -1)
-    assert K.hamming_count(E, [K.pack_cols(S)], h, dmin, dmax) == 1
+    for t in bad:
+        X[t] = ~S[2]  # at distance D from centre 2 ...
+        E[t] = K.pack_rows(X[t:t + 1])[0]
+        E[t, 1] |= np.uint64(1) << np.uint64(63)  # ... and D + 1 with a padding bit set
+    h = np.zeros((n, D + 1), np.int64)
+    dmin, dmax = np.full(n, D + 1), np.full(n, -1)
+    assert K.hamming_count(E, [K.pack_cols(S)], h, dmin, dmax) == len(bad)
     dist = _brute_dist(X, S)
-    ok = [0, 2, 3]
+    ok = [t for t in range(n) if t not in bad]
     np.testing.assert_array_equal(h[ok], _hist_of(dist[ok], D))
-    assert not h[1].any() and dmin[1] == D + 1 and dmax[1] == -1
+    np.testing.assert_array_equal(dmin[ok], dist[ok].min(1))
+    assert not h[bad].any() and (dmin[bad] == D + 1).all() and (dmax[bad] == -1).all()
 
 
 def test_hamming_count_checks_layout():
