@@ -38,6 +38,9 @@ MIN_DRAWS = 4
 #: of the FFT of a long chain (which gives every lag)
 DIRECT_LAGS = 16
 _CACHE_VALUES = 1 << 17          # float64 values of the series summed at a time (1 MiB)
+#: distinct values a summary's ties are grouped by hash up to (a 2 MiB table); past them, and
+#: for a summary whose values look mostly distinct, the ranking sorts all the values
+TIE_GROUPS = 1 << 16
 
 
 def _centred(x: np.ndarray) -> np.ndarray:
@@ -163,25 +166,34 @@ def _normal_scores(v: np.ndarray) -> np.ndarray:
     1..S with ties given their average rank (``scipy.stats.rankdata``): ``(S,)``. Computed once
     per group of ties, without sorting all S when the values allow: whole numbers in a short
     range (a count, an indicator, a state code) are grouped by their offset from the smallest,
-    and a few distinct values of any kind by binary search among them."""
+    and up to :data:`TIE_GROUPS` distinct values of any kind by a hash table
+    (mixlab.league.tie_groups), so that only the distinct values are sorted."""
     from scipy.special import ndtri
 
-    def scores(group: np.ndarray, n_groups: int) -> np.ndarray:
-        """The scores of values numbered by group, the groups in increasing order of value."""
-        counts = np.bincount(group, minlength=n_groups)
+    def scores(counts: np.ndarray) -> np.ndarray:
+        """The scores of groups of tied values, given in increasing order of value."""
         ranks = np.cumsum(counts) - (counts - 1) / 2                 # a group's average rank
-        return ndtri((ranks - 3 / 8) / (len(v) - 2 * 3 / 8 + 1))[group]
+        return ndtri((ranks - 3 / 8) / (len(v) - 2 * 3 / 8 + 1))
 
     lo, hi = float(v.min()), float(v.max())
     if hi - lo < min(len(v), 1 << 20) and np.array_equal(v, np.floor(v)):
         # whole numbers in a range no longer than the sample (a count, an indicator, a code):
         # a value's offset from the smallest is its group; an empty group's score is unused
-        return scores((v - lo).astype(np.intp), int(hi - lo) + 1)
+        group = (v - lo).astype(np.intp)
+        return scores(np.bincount(group, minlength=int(hi - lo) + 1))[group]
     sample = v[::max(1, len(v) // 4096)]
-    if len(np.unique(sample)) <= 64:      # few distinct values, by the look of it: a binary
-        # search among them is a few comparisons a value, cheaper than sorting all S
-        values = np.unique(v)
-        return scores(np.searchsorted(values, v), len(values))
+    # a tie among some 4,096 values spread over the sample: likely at most TIE_GROUPS distinct
+    # values in all (4,096 draws from 2^16 equally likely values would show a hundred ties)
+    if len(np.unique(sample)) < len(sample):
+        from .tie_groups import group_values
+
+        grouped = group_values(v, TIE_GROUPS)
+        if grouped is not None:
+            codes, distinct, counts = grouped
+            order = np.argsort(distinct)
+            by_code = np.empty(len(distinct))
+            by_code[order] = scores(counts[order])
+            return by_code[codes]
     order = np.argsort(v)               # ties get their average rank: any order among them
     s = v[order]
     first = np.empty(len(v), dtype=bool)

@@ -75,10 +75,11 @@ def _blom(v):
 
 @pytest.mark.parametrize("kind", ["binary", "counts with gaps", "negative whole numbers",
                                   "whole numbers far from 0", "wide whole numbers",
-                                  "halves", "halves and a rare third", "continuous"])
+                                  "halves", "halves and a rare third", "a table's values",
+                                  "signed zeros", "continuous"])
 def test_normal_scores_are_blom_scores_of_the_average_ranks(kind):
-    """Each way of ranking (by offset for whole numbers in a short range, by binary search for a
-    few distinct values, by sorting otherwise) gives scipy's ranks' scores."""
+    """Each way of ranking (by offset for whole numbers in a short range, by hashing the values
+    of a summary with ties, by sorting otherwise) gives scipy's ranks' scores."""
     rng = np.random.default_rng(3)
     n = 20_000
     v = {"binary": lambda: (rng.random(n) < 0.3).astype(float),
@@ -90,8 +91,47 @@ def test_normal_scores_are_blom_scores_of_the_average_ranks(kind):
          # a value the ranking's sample of every n // 4096-th value never sees
          "halves and a rare third": lambda: np.where(np.arange(n) == 7, 1 / 3,
                                                      rng.integers(0, 9, n) / 2.0),
+         # an energy looked up from a table of states: a thousand tied values
+         "a table's values": lambda: rng.standard_normal(1000)[rng.integers(0, 1000, n)],
+         "signed zeros": lambda: rng.choice([-0.0, 0.0, 0.25, -1.5], n),
          "continuous": lambda: rng.standard_normal(n)}[kind]()
     np.testing.assert_allclose(ess._normal_scores(v), _blom(v), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("kind, grouped", [("a table's values", True),
+                                            ("signed zeros", True), ("continuous", False)])
+def test_normal_scores_group_ties_by_hash(kind, grouped, monkeypatch):
+    """Values with ties (as a sample of them shows) are grouped by the hash table, mostly
+    distinct ones are sorted without trying it."""
+    from mixlab.league import tie_groups
+
+    rng = np.random.default_rng(4)
+    n = 20_000
+    v = {"a table's values": lambda: rng.standard_normal(1000)[rng.integers(0, 1000, n)],
+         "signed zeros": lambda: rng.choice([-0.0, 0.0, 0.25, -1.5], n),
+         "continuous": lambda: rng.standard_normal(n)}[kind]()
+    tried = []
+    group = tie_groups.group_values
+    monkeypatch.setattr(tie_groups, "group_values",
+                        lambda x, cap: tried.append(group(x, cap)) or tried[-1])
+    np.testing.assert_allclose(ess._normal_scores(v), _blom(v), rtol=0, atol=1e-12)
+    assert len(tried) == int(grouped) and all(t is not None for t in tried)
+
+
+def test_normal_scores_sort_when_the_ties_outnumber_the_hash_table(monkeypatch):
+    """Past TIE_GROUPS distinct values the grouping gives up and the ranking sorts: the same
+    scores, and the grouping was tried (the values have ties) and declined."""
+    from mixlab.league import tie_groups
+
+    rng = np.random.default_rng(5)
+    v = rng.standard_normal(500)[rng.integers(0, 500, 20_000)] / 3.0
+    tried = []
+    group = tie_groups.group_values
+    monkeypatch.setattr(ess, "TIE_GROUPS", 100)
+    monkeypatch.setattr(tie_groups, "group_values",
+                        lambda x, cap: tried.append(group(x, cap)) or tried[-1])
+    np.testing.assert_allclose(ess._normal_scores(v), _blom(v), rtol=0, atol=1e-12)
+    assert tried == [None]
 
 
 @pytest.mark.parametrize("phi, by_fft", [(0.0, False), (0.5, False), (0.99, True)])
