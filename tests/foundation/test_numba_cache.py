@@ -69,6 +69,10 @@ def _processes(tmp: Path) -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=str(Path(mixlab.__file__).parent.parent))
     env.pop("NUMBA_CACHE_DIR", None)
     env.pop("NUMBA_DISABLE_JIT", None)
+    # Python's own bytecode cache knows a source by its size and mtime in whole seconds: b.py
+    # rewritten at the same size within the second would be imported from its old bytecode,
+    # whatever numba's cache does; so the package is always compiled from its source here
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
     return subprocess.Popen([sys.executable, "-c", FORKS, str(tmp)], env=env, text=True,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
 
