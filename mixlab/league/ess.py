@@ -182,9 +182,9 @@ def _normal_scores(v: np.ndarray) -> np.ndarray:
         group = (v - lo).astype(np.intp)
         return scores(np.bincount(group, minlength=int(hi - lo) + 1))[group]
     sample = v[::max(1, len(v) // 4096)]
-    # a tie among some 4,096 values spread over the sample: likely at most TIE_GROUPS distinct
-    # values in all (4,096 draws from 2^16 equally likely values would show a hundred ties)
-    if len(np.unique(sample)) < len(sample):
+    # fewer distinct values in some 4,096 spread over the data than TIE_GROUPS equally likely
+    # values would show (the most any TIE_GROUPS values can, on average): likely few enough
+    if len(np.unique(sample)) < TIE_GROUPS * -np.expm1(-len(sample) / TIE_GROUPS):
         from .tie_groups import group_values
 
         grouped = group_values(v, TIE_GROUPS)
