@@ -1,4 +1,5 @@
-"""Effective sample size and Monte Carlo standard error, as ArviZ computes them, in NumPy.
+"""Effective sample size and Monte Carlo standard error, as ArviZ computes them, in NumPy
+(with one compiled helper, mixlab.league.tie_groups, for ranking summaries with ties).
 
 The league's cells need two numbers per stream: the bulk ESS of each per-draw summary
 (``arviz.ess(method="bulk")``) and the MCSE of each site's mean from batch means
