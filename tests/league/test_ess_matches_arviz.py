@@ -73,6 +73,34 @@ def _blom(v):
     return ndtri((rankdata(v) - 3 / 8) / (len(v) - 2 * 3 / 8 + 1))
 
 
+def _values(kind: str, rng, n: int = 20_000) -> np.ndarray:
+    """n values of a summary of the given kind."""
+    return {"binary": lambda: (rng.random(n) < 0.3).astype(float),
+            "counts with gaps": lambda: rng.choice([0, 3, 4, 17, 90], n).astype(float),
+            "negative whole numbers": lambda: rng.integers(-40, 5, n).astype(float),
+            "whole numbers far from 0": lambda: 1e12 + rng.integers(0, 7, n),
+            "wide whole numbers": lambda: rng.integers(0, 10 * n, n).astype(float),
+            "halves": lambda: rng.integers(0, 9, n) / 2.0,
+            # a value the ranking's sample of every n // 4096-th value never sees
+            "halves and a rare third": lambda: np.where(np.arange(n) == 7, 1 / 3,
+                                                        rng.integers(0, 9, n) / 2.0),
+            # an energy looked up from a table of states: a thousand tied values
+            "a table's values": lambda: rng.standard_normal(1000)[rng.integers(0, 1000, n)],
+            "signed zeros": lambda: rng.choice([-0.0, 0.0, 0.25, -1.5], n),
+            "continuous": lambda: rng.standard_normal(n)}[kind]()
+
+
+def _spy_on_grouping(monkeypatch) -> list:
+    """The results of every call of the hash grouping the ranking makes, in a list."""
+    from mixlab.league import tie_groups
+
+    tried = []
+    group = tie_groups.group_values
+    monkeypatch.setattr(tie_groups, "group_values",
+                        lambda x, cap: tried.append(group(x, cap)) or tried[-1])
+    return tried
+
+
 @pytest.mark.parametrize("kind", ["binary", "counts with gaps", "negative whole numbers",
                                   "whole numbers far from 0", "wide whole numbers",
                                   "halves", "halves and a rare third", "a table's values",
@@ -80,21 +108,7 @@ def _blom(v):
 def test_normal_scores_are_blom_scores_of_the_average_ranks(kind):
     """Each way of ranking (by offset for whole numbers in a short range, by hashing the values
     of a summary with ties, by sorting otherwise) gives scipy's ranks' scores."""
-    rng = np.random.default_rng(3)
-    n = 20_000
-    v = {"binary": lambda: (rng.random(n) < 0.3).astype(float),
-         "counts with gaps": lambda: rng.choice([0, 3, 4, 17, 90], n).astype(float),
-         "negative whole numbers": lambda: rng.integers(-40, 5, n).astype(float),
-         "whole numbers far from 0": lambda: 1e12 + rng.integers(0, 7, n),
-         "wide whole numbers": lambda: rng.integers(0, 10 * n, n).astype(float),
-         "halves": lambda: rng.integers(0, 9, n) / 2.0,
-         # a value the ranking's sample of every n // 4096-th value never sees
-         "halves and a rare third": lambda: np.where(np.arange(n) == 7, 1 / 3,
-                                                     rng.integers(0, 9, n) / 2.0),
-         # an energy looked up from a table of states: a thousand tied values
-         "a table's values": lambda: rng.standard_normal(1000)[rng.integers(0, 1000, n)],
-         "signed zeros": lambda: rng.choice([-0.0, 0.0, 0.25, -1.5], n),
-         "continuous": lambda: rng.standard_normal(n)}[kind]()
+    v = _values(kind, np.random.default_rng(3))
     np.testing.assert_allclose(ess._normal_scores(v), _blom(v), rtol=0, atol=1e-12)
 
 
@@ -103,17 +117,8 @@ def test_normal_scores_are_blom_scores_of_the_average_ranks(kind):
 def test_normal_scores_group_ties_by_hash(kind, grouped, monkeypatch):
     """Values with ties (as a sample of them shows) are grouped by the hash table, mostly
     distinct ones are sorted without trying it."""
-    from mixlab.league import tie_groups
-
-    rng = np.random.default_rng(4)
-    n = 20_000
-    v = {"a table's values": lambda: rng.standard_normal(1000)[rng.integers(0, 1000, n)],
-         "signed zeros": lambda: rng.choice([-0.0, 0.0, 0.25, -1.5], n),
-         "continuous": lambda: rng.standard_normal(n)}[kind]()
-    tried = []
-    group = tie_groups.group_values
-    monkeypatch.setattr(tie_groups, "group_values",
-                        lambda x, cap: tried.append(group(x, cap)) or tried[-1])
+    v = _values(kind, np.random.default_rng(4))
+    tried = _spy_on_grouping(monkeypatch)
     np.testing.assert_allclose(ess._normal_scores(v), _blom(v), rtol=0, atol=1e-12)
     assert len(tried) == int(grouped) and all(t is not None for t in tried)
 
@@ -122,16 +127,11 @@ def test_normal_scores_sort_when_the_ties_outnumber_the_hash_table(monkeypatch):
     """Past TIE_GROUPS distinct values the grouping gives up and the ranking sorts: the same
     scores, and the grouping was tried (the sample of the values shows few distinct ones) and
     declined (the rare values the sample missed are too many)."""
-    from mixlab.league import tie_groups
-
     rng = np.random.default_rng(5)
     v = rng.standard_normal(50)[rng.integers(0, 50, 20_000)] / 3.0
     v[1::40] = rng.standard_normal(500)          # the sample reads every 4th value from 0
-    tried = []
-    group = tie_groups.group_values
     monkeypatch.setattr(ess, "TIE_GROUPS", 100)
-    monkeypatch.setattr(tie_groups, "group_values",
-                        lambda x, cap: tried.append(group(x, cap)) or tried[-1])
+    tried = _spy_on_grouping(monkeypatch)
     np.testing.assert_allclose(ess._normal_scores(v), _blom(v), rtol=0, atol=1e-12)
     assert tried == [None]
 
