@@ -32,6 +32,7 @@ import os
 import shutil
 import tarfile
 import tempfile
+import time
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -351,7 +352,9 @@ def run_sweep(sweep_dir: Path, specs: list[dict], grid: dict, summary: list[str]
               quiet: bool = True, start_method: str = "spawn",
               on_point: Callable[[int, Path, str], None] | None = None,
               locked: bool = False, refuse_other: bool = False,
-              before_run: Callable[[], None] | None = None) -> SweepOutcome:
+              before_run: Callable[[], None] | None = None,
+              order: Callable[[list[int], dict[int, float]], list[int]] | None = None
+              ) -> SweepOutcome:
     """Run every point not yet complete; returns what happened (failed points included).
 
     ``on_point(i, run_dir, status)`` is called in this process as each point this call runs
@@ -368,21 +371,27 @@ def run_sweep(sweep_dir: Path, specs: list[dict], grid: dict, summary: list[str]
     A point whose directory holds a run of another spec is listed as failed, or with
     ``refuse_other`` raises :class:`OtherSpecPoints` before anything is run or written.
     ``before_run()`` is called once that is settled, before the first point runs (not at all
-    when every point is complete): a league's warm-up.
+    when every point is complete): a league's warm-up. ``order(left, took)`` is asked, each
+    time a point is to start, for the order of the points ``left`` to start (their indices),
+    given the wall seconds each point this call finished ``took`` ({index: seconds}); the
+    first is started (on Dask, where every point is submitted at once: asked once). Default:
+    index order. A league starts the cells it expects to take longest first.
 
     Raises only for the sweep's own failures (no Dask, the sweep directory cannot be written);
     a point's failure is in the outcome and in ``sweep.csv``."""
     sweep_dir.mkdir(parents=True, exist_ok=True)
     with contextlib.nullcontext() if locked else directory_lock(sweep_dir, "sweep"):
         return _run_points(sweep_dir, specs, grid, summary, workers, scheduler, quiet,
-                           start_method, on_point, refuse_other, before_run)
+                           start_method, on_point, refuse_other, before_run, order)
 
 
 def _run_points(sweep_dir: Path, specs: list[dict], grid: dict, summary: list[str],
                 workers: int, scheduler: str | None, quiet: bool, start_method: str,
                 on_point: Callable[[int, Path, str], None] | None,
                 refuse_other: bool = False,
-                before_run: Callable[[], None] | None = None) -> SweepOutcome:
+                before_run: Callable[[], None] | None = None,
+                order: Callable[[list[int], dict[int, float]], list[int]] | None = None
+                ) -> SweepOutcome:
     points = grid_points(grid)
     dirs = [point_dir(sweep_dir, i, p) for i, p in enumerate(points)]
     found = [existing_run(s, d) for s, d in zip(specs, dirs)]
@@ -403,15 +412,18 @@ def _run_points(sweep_dir: Path, specs: list[dict], grid: dict, summary: list[st
         else:
             todo.append(i)
     table.write()
+    starts = _Starts(todo, order)
     if todo and before_run is not None:
         before_run()
     if todo and scheduler:
-        _run_on_dask(scheduler, specs, dirs, todo, table)
+        _run_on_dask(scheduler, specs, dirs, starts.all_at_once(), table)
     elif todo and workers > 1:
-        _run_on_pool(workers, specs, dirs, todo, table, start_method)
+        _run_on_pool(workers, specs, dirs, starts, table, start_method)
     else:
-        for i in todo:
+        while starts:
+            i = starts.next()
             table.record(i, run_point(specs[i], str(dirs[i]), quiet))
+            starts.finished(i)
     missing = sorted({k for i, r in enumerate(table.results) if table.status[i] == COMPLETE
                       for k in summary if k not in r})
     if missing:
@@ -421,7 +433,42 @@ def _run_points(sweep_dir: Path, specs: list[dict], grid: dict, summary: list[st
     return table.outcome()
 
 
-def _run_on_pool(workers: int, specs: list[dict], dirs: list[Path], todo: list[int],
+class _Starts:
+    """The points left to start, handed out one at a time in the order ``order(left, took)``
+    gives (index order without it), with the wall seconds of each point finished so far."""
+
+    def __init__(self, todo: list[int], order=None):
+        self.left, self.order = list(todo), order
+        self.took: dict[int, float] = {}
+        self.started: dict[int, float] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self.left)
+
+    def _ordered(self) -> list[int]:
+        if self.order is None:
+            return list(self.left)
+        out = list(self.order(list(self.left), dict(self.took)))
+        if sorted(out) != sorted(self.left):
+            raise ValueError("order(left, took) must return the points left, reordered")
+        return out
+
+    def next(self) -> int:
+        i = self._ordered()[0]
+        self.left.remove(i)
+        self.started[i] = time.perf_counter()
+        return i
+
+    def finished(self, i: int) -> None:
+        self.took[i] = time.perf_counter() - self.started.pop(i)
+
+    def all_at_once(self) -> list[int]:
+        out = self._ordered()
+        self.left = []
+        return out
+
+
+def _run_on_pool(workers: int, specs: list[dict], dirs: list[Path], starts: _Starts,
                  table: _Table, start_method: str = "spawn") -> None:
     """Worker processes (fresh, spawned, unless ``start_method`` says otherwise) with one BLAS
     thread and one thread of mixlab's threaded kernels each, unless the user chose otherwise: N
@@ -437,9 +484,9 @@ def _run_on_pool(workers: int, specs: list[dict], dirs: list[Path], todo: list[i
     for v in thread_vars:
         os.environ.setdefault(v, "1")
     try:
-        broken = _pool_pass(workers, specs, dirs, todo, table, start_method=start_method)
+        broken = _pool_pass(workers, specs, dirs, starts, table, start_method=start_method)
         for i in broken:  # isolate the point that kills its process
-            _pool_pass(1, specs, dirs, [i], table, last_chance=True,
+            _pool_pass(1, specs, dirs, _Starts([i]), table, last_chance=True,
                        start_method=start_method)
     finally:
         for v, old in saved.items():
@@ -449,34 +496,51 @@ def _run_on_pool(workers: int, specs: list[dict], dirs: list[Path], todo: list[i
                 os.environ[v] = old
 
 
-def _pool_pass(workers: int, specs: list[dict], dirs: list[Path], todo: list[int],
+def _pool_pass(workers: int, specs: list[dict], dirs: list[Path], starts: _Starts,
                table: _Table, last_chance: bool = False,
                start_method: str = "spawn") -> list[int]:
-    """Run ``todo`` on a pool; returns the points lost to a broken pool (recorded as failed
-    when ``last_chance``)."""
-    from concurrent.futures import as_completed
+    """Run the points of ``starts`` on a pool, ``workers`` at a time (each started when a
+    worker is free, so ``starts`` can order them by the times of those finished); returns the
+    points lost to a broken pool (recorded as failed when ``last_chance``)."""
+    from concurrent.futures import FIRST_COMPLETED, wait
 
     broken = []
     with ProcessPoolExecutor(max_workers=workers,
                              mp_context=multiprocessing.get_context(start_method),
                              initializer=_pool_worker_init) as pool:
-        futures = {pool.submit(run_point, specs[i], str(dirs[i]), True): i for i in todo}
-        for fut in as_completed(futures):
-            i = futures[fut]
-            try:
-                out = fut.result()
-            except BrokenProcessPool:
-                if not last_chance:
+        futures: dict = {}
+
+        def fill() -> None:              # a point started on every free worker
+            while starts and len(futures) < workers:
+                i = starts.next()
+                try:
+                    futures[pool.submit(run_point, specs[i], str(dirs[i]), True)] = i
+                except BrokenProcessPool:   # the pool broke: nothing more starts on it
                     broken.append(i)
-                    continue
-                out = _failed("the point's worker process died (a crash, out of memory or a "
-                              "kill) before the point completed; run the sweep again to "
-                              "resume it")
-            except Exception as exc:
-                out = _failed(one_line(exc))
-            if last_chance and out["happened"] == "complete":
-                out["happened"] = "ran"  # finished by this sweep before its pool broke
-            table.record(i, out)
+                    broken.extend(starts.all_at_once())
+
+        fill()
+        while futures:
+            done, _ = wait(futures, return_when=FIRST_COMPLETED)
+            ended = [(fut, futures.pop(fut)) for fut in done]
+            for _, i in ended:
+                starts.finished(i)
+            fill()                       # before the bookkeeping, so no worker waits for it
+            for fut, i in ended:
+                try:
+                    out = fut.result()
+                except BrokenProcessPool:
+                    if not last_chance:
+                        broken.append(i)
+                        continue
+                    out = _failed("the point's worker process died (a crash, out of memory "
+                                  "or a kill) before the point completed; run the sweep "
+                                  "again to resume it")
+                except Exception as exc:
+                    out = _failed(one_line(exc))
+                if last_chance and out["happened"] == "complete":
+                    out["happened"] = "ran"  # finished by this sweep before its pool broke
+                table.record(i, out)
     return sorted(broken)
 
 

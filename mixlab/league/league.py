@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import math
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from .. import registry
@@ -198,14 +199,14 @@ def _run_locked(spec: dict, league_dir: Path, grid: dict, cells: list[dict], wor
 
     def before_run() -> None:             # only when a cell is left to run
         if workers > 1 and not scheduler:
-            warm_up(spec["family"], cells, workers)
+            warm_up()
 
     with threadpool_limits(1):
         try:
             outcome = run_sweep(league_dir, cells, grid, [], workers=workers,
                                 scheduler=scheduler, quiet=quiet, start_method=_start_method(),
                                 on_point=cell_done, locked=True, refuse_other=True,
-                                before_run=before_run)
+                                before_run=before_run, order=start_order(cells))
         except OtherSpecPoints as exc:    # nothing run or written: the old league stays whole
             raise MixlabError(
                 f"{league_dir} holds a league of a different spec: {len(exc.dirs)} of its "
@@ -233,13 +234,12 @@ def _start_method() -> str:
     return "fork" if sys.platform.startswith("linux") else "spawn"
 
 
-def warm_up(family: str, cells: list[dict], workers: int = 1) -> None:
-    """Before the pool forks: import what every cell imports (the run machinery, the figures'
-    matplotlib, the yardsticks' SciPy functions) and put each target's truth in the cache, so
-    that no cell computes it. With ``workers`` > 1 the targets are built in that many processes
-    at once (a truth not yet cached, e.g. an HMC reference, takes up to minutes) and one of
-    them again here, from the cache, for its modules. A target that cannot be built is left to
-    its cells, which record the reason."""
+def warm_up() -> None:
+    """Before the pool forks: import what every cell imports (the run machinery, the yardsticks'
+    SciPy functions), so that no worker spends time importing it again. The truths are not
+    computed here: each target's first cell computes its own (mixlab.league.truth's lock makes
+    the others wait for it, then read it from the cache), and :func:`start_order` starts one
+    cell of each target first, so the workers compute different truths at once."""
     import scipy.fft  # noqa: F401  (the ESS's FFT length)
     import scipy.special  # noqa: F401
     import tqdm  # noqa: F401  (each stream's progress bar, disabled in a cell)
@@ -247,33 +247,39 @@ def warm_up(family: str, cells: list[dict], workers: int = 1) -> None:
     from .. import context, parallel  # noqa: F401  (each cell runs through them)
     from . import cell, ess  # noqa: F401
 
-    todo = list({json.dumps(c["target"], sort_keys=True, default=str): c
-                 for c in cells}.values())
-    cached = False
-    if workers > 1 and len(todo) > 1:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
 
-        try:
-            with ProcessPoolExecutor(min(workers, len(todo)), mp_context=multiprocessing.
-                                     get_context(_start_method())) as pool:
-                list(pool.map(_build_target, [family] * len(todo), todo))
-            cached = True
-        except Exception:  # noqa: BLE001  (a process that died: every target is built here)
-            pass
-    for c in todo:
-        if _build_target(family, c) and cached:
-            break                    # the truths are cached: one target for the imports
+def start_order(cells: list[dict]) -> Callable[[list[int], dict[int, float]], list[int]]:
+    """The order the cells start in (mixlab.sweep's ``order(left, took)``), longest expected
+    first, so that the short cells come last and the workers finish together: first one cell
+    of each target not yet started (so N workers compute N targets' truths side by side, not
+    one waiting for another's); then the cells of the target whose finished cells took longest
+    on average, a target with none finished yet counting as longest. Within a target, table
+    order."""
+    target_of = [json.dumps(c["target"], sort_keys=True, default=str) for c in cells]
+    first = {}
+    for i, t in enumerate(target_of):
+        first.setdefault(t, i)
 
+    def order(left: list[int], took: dict[int, float]) -> list[int]:
+        waiting = set(left)
+        started = {target_of[i] for i in range(len(cells)) if i not in waiting}
+        times: dict[str, list[float]] = {}
+        for i, seconds in took.items():
+            times.setdefault(target_of[i], []).append(seconds)
 
-def _build_target(family: str, cell: dict) -> bool:
-    """Build a cell's target (its truth computed into the cache if it is not there); False
-    when it cannot be built."""
-    try:
-        targets.build(family, cell["target"].get("definition", {}), cell["init"])
-        return True
-    except Exception:  # noqa: BLE001  (the cells say why)
-        return False
+        opening = {}                     # the first cell left of each target not started
+        for i in sorted(left):
+            if target_of[i] not in started:
+                opening.setdefault(target_of[i], i)
+
+        def key(i: int) -> tuple:
+            t = target_of[i]
+            if opening.get(t) == i:
+                return (0, first[t], 0.0, i)
+            expected = sum(times[t]) / len(times[t]) if t in times else math.inf
+            return (1, -expected, first[t], i)
+        return sorted(left, key=key)
+    return order
 
 
 def league_info(spec: dict, entries: list[Entry], wall: float, workers: int,

@@ -2,6 +2,7 @@
 draw-determined numbers as in one process."""
 
 import csv
+import os
 
 import pytest
 
@@ -63,22 +64,58 @@ def test_a_dask_cluster_gives_the_one_process_table(one_process, tmp_path):
     assert f"on the Dask cluster at {address}" in text.splitlines()[1]
 
 
-def test_warm_up_caches_every_truth_from_parallel_processes(tmp_path, monkeypatch):
-    """With two workers the targets are built in two processes at once: afterwards each good
-    target's truth is in the cache, and a target that cannot be built stops nothing."""
-    from mixlab.league import targets
-    from mixlab.league.league import plan, warm_up
-    from mixlab.league.truth import truth_path
+def test_cells_start_longest_expected_first():
+    """One cell of each target first (their truths computed side by side), then the target
+    whose finished cells took longest; a target with a cell running and none finished counts
+    as longest."""
+    from mixlab.league.league import start_order
+
+    cells = [{"target": {"name": t}} for t in "AABBC"]
+    order = start_order(cells)
+    assert order([0, 1, 2, 3, 4], {}) == [0, 2, 4, 1, 3]
+    assert order([1, 3, 4], {}) == [4, 1, 3]                # C not started yet
+    assert order([1, 3], {0: 5.0}) == [3, 1]                # B running, none finished
+    assert order([1, 3], {0: 5.0, 2: 1.0}) == [1, 3]        # A took longer than B
+    assert order([1, 3], {0: 1.0, 2: 5.0}) == [3, 1]
+
+
+def test_two_workers_compute_each_truth_once_in_the_cells(tmp_path, monkeypatch):
+    """With -j 2 each target's truth is computed once, in a worker (the cells of a target
+    wait for it and read it from the cache), and a target that cannot be built fails its own
+    cells alone, with the reason."""
+    from mixlab.league import targets, truth
 
     monkeypatch.setenv("MIXLAB_DATA_DIR", str(tmp_path / "data"))
-    spec = load_spec(resolve_spec("league/mrf"), scale="quick",
-                     overrides=["only_samplers=[exact]"])
-    _, cells = plan(spec)
-    bad = {**cells[0], "target": {"name": "too-big",
-                                  "definition": {**cells[0]["target"]["definition"], "D": 30}}}
-    good = [c["target"]["definition"] for c in cells]
-    assert len(good) == 3 and not any(truth_path("mrf", d).exists() for d in good)
-    warm_up("mrf", [bad, *cells], workers=2)
-    assert all(truth_path("mrf", d).exists() for d in good)
-    with pytest.raises(Exception, match="D <= 20"):
-        targets.build("mrf", bad["target"]["definition"])
+    log = tmp_path / "computed.log"
+    real = truth._cached_truth
+
+    def logged(family, definition, compute):
+        def counted():
+            with open(log, "a") as fh:                   # one line per computation
+                fh.write(f"{os.getpid()} {definition['s']}\n")
+            return compute()
+        return real(family, definition, counted)
+    monkeypatch.setattr(truth, "_cached_truth", logged)
+    real_build = targets.build
+
+    def build(family, definition, init="random"):
+        if definition["s"] == 0.1:
+            raise RuntimeError("this target cannot be built")
+        return real_build(family, definition, init)
+    monkeypatch.setattr(targets, "build", build)
+    spec = load_spec(resolve_spec("league/mrf"), scale="quick", overrides=[
+        "only_samplers=[exact,exact_lookup]", "seeds=1", "chains=2", "seconds=0.02", "work=2e3",
+        "block=5"])
+    with no_league_figure():
+        _, entries = run_league(spec, tmp_path / "league", workers=2)
+    status = {(e.target, e.sampler): (e.status, e.error) for e in entries}
+    assert len(status) == 6
+    for (target, _), (state, error) in status.items():
+        if target == "d12-s0.1":
+            assert state == "failed" and "this target cannot be built" in error
+        else:
+            assert state == "complete"
+    lines = log.read_text().split()
+    computed = lines[1::2]
+    assert sorted(computed) == ["0.02", "0.3"]           # each good truth once
+    assert str(os.getpid()) not in lines[0::2]           # in the workers, not here

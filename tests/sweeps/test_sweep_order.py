@@ -1,0 +1,65 @@
+"""A sweep starts its points in the order its ``order(left, took)`` asks for, told the wall
+time of each point finished so far, one process or a pool."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from mixlab import registry
+from mixlab.schema import Param
+from mixlab.sweep import plan, run_sweep
+
+
+def _sleepy(ctx):
+    time.sleep(ctx.params["x"])
+    ctx.store.set_result("x", ctx.params["x"])
+
+
+@pytest.fixture(autouse=True)
+def sleepy_kind():
+    """Experiment kind 'test.sleepy_point' (this process and the workers it forks)."""
+    registry.experiment("test.sleepy_point", schema={
+        "x": Param(0.0, float, help="seconds the point sleeps")},
+        help="test only: sleeps x seconds")(_sleepy)
+    yield
+    registry._EXPERIMENTS.pop("test.sleepy_point", None)
+
+
+def _sweep(tmp_path, xs):
+    spec = tmp_path / "sleepy.yaml"
+    spec.write_text("experiment: test.sleepy_point\nname: sleepy\nsweep: {summary: [x]}\n")
+    return plan(str(spec), (f"x={','.join(map(str, xs))}",), scale="quick", seed=None,
+                out=str(tmp_path / "sw"))
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_points_start_in_the_asked_order_and_the_order_sees_their_times(tmp_path, workers):
+    xs = [0.0, 0.3, 0.0, 0.0, 0.0]
+    sweep_dir, specs, summary, grid = _sweep(tmp_path, xs)
+    calls = []
+
+    def reverse(left, took):
+        calls.append((list(left), dict(took)))
+        return sorted(left, reverse=True)
+
+    outcome = run_sweep(sweep_dir, specs, grid, summary, workers=workers, order=reverse,
+                        start_method="fork")
+    assert outcome.status == ["complete"] * 5
+    assert [c[0] for c in calls] == [[0, 1, 2, 3, 4], [0, 1, 2, 3], [0, 1, 2], [0, 1], [0]]
+    # each call is told of the points finished before it, and how long each took
+    final = calls[-1][1]
+    if workers == 1:
+        assert [sorted(c[1]) for c in calls] == [[], [4], [3, 4], [2, 3, 4], [1, 2, 3, 4]]
+        assert final[1] >= 0.3 > max(final[i] for i in (2, 3, 4))
+    else:        # two at a time: the last start comes after at least one of the first two ended
+        assert [c[1] for c in calls[:2]] == [{}, {}]
+        assert set(final) <= {1, 2, 3, 4} and len(final) >= 2
+        assert all(t > 0 for t in final.values())
+
+
+def test_an_order_that_drops_a_point_is_refused(tmp_path):
+    sweep_dir, specs, summary, grid = _sweep(tmp_path, [0.0, 0.0])
+    with pytest.raises(ValueError, match="the points left, reordered"):
+        run_sweep(sweep_dir, specs, grid, summary, order=lambda left, took: left[:1])
