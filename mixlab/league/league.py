@@ -226,7 +226,7 @@ def _run_locked(spec: dict, league_dir: Path, grid: dict, cells: list[dict], wor
 
 
 def _start_method() -> str:
-    """Forked workers on Linux: they inherit what :func:`warm_up` imported and computed, where
+    """Forked workers on Linux: they inherit what :func:`warm_up` imported, where
     fresh interpreters would each spend seconds importing it again (elsewhere, spawned: macOS's
     system libraries are not safe to fork)."""
     import sys
