@@ -267,15 +267,10 @@ def start_order(cells: list[dict]) -> Callable[[list[int], dict[int, float]], li
         for i, seconds in took.items():
             times.setdefault(target_of[i], []).append(seconds)
 
-        opening = {}                     # the first cell left of each target not started
-        for i in sorted(left):
-            if target_of[i] not in started:
-                opening.setdefault(target_of[i], i)
-
         def key(i: int) -> tuple:
             t = target_of[i]
-            if opening.get(t) == i:
-                return (0, first[t], 0.0, i)
+            if t not in started and i == first[t]:     # a target's opening cell
+                return (0, 0.0, i)
             expected = sum(times[t]) / len(times[t]) if t in times else math.inf
             return (1, -expected, first[t], i)
         return sorted(left, key=key)
