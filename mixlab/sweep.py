@@ -353,12 +353,16 @@ def run_sweep(sweep_dir: Path, specs: list[dict], grid: dict, summary: list[str]
               on_point: Callable[[int, Path, str], None] | None = None,
               locked: bool = False, refuse_other: bool = False,
               before_run: Callable[[], None] | None = None,
-              order: Callable[[list[int], dict[int, float]], list[int]] | None = None
-              ) -> SweepOutcome:
+              order: Callable[[list[int], dict[int, float], dict[int, float]], list[int]]
+              | None = None,
+              when_idle: Callable[[], None] | None = None) -> SweepOutcome:
     """Run every point not yet complete; returns what happened (failed points included).
 
     ``on_point(i, run_dir, status)`` is called in this process as each point this call runs
-    ends (with a pool: while the others still run, so this process can use its idle time).
+    ends (with a pool: while the others still run, so keep it short: the next point starts
+    only after it). ``when_idle()`` is called in this process each time a point ends with no
+    point left to start and a worker of the pool without one (on Dask: as each point ends),
+    so that it can take up the core that worker leaves.
 
     ``start_method``: how the pool's worker processes start (``multiprocessing``): "spawn",
     fresh interpreters that import what they need, or "fork", copies of this process that
@@ -371,18 +375,19 @@ def run_sweep(sweep_dir: Path, specs: list[dict], grid: dict, summary: list[str]
     A point whose directory holds a run of another spec is listed as failed, or with
     ``refuse_other`` raises :class:`OtherSpecPoints` before anything is run or written.
     ``before_run()`` is called once that is settled, before the first point runs (not at all
-    when every point is complete): a league's warm-up. ``order(left, took)`` is asked, each
-    time a point is to start, for the order of the points ``left`` to start (their indices),
-    given the wall seconds each point this call finished ``took`` ({index: seconds}); the
-    first is started (on Dask, where every point is submitted at once: asked once). Default:
-    index order. A league starts the cells it expects to take longest first.
+    when every point is complete): a league's warm-up. ``order(left, took, running)`` is asked,
+    each time a point is to start, for the order of the points ``left`` to start (their
+    indices), given the wall seconds of each point this call finished, ``took`` ({index:
+    seconds}), and of each running so far, ``running``; the first is started (on Dask, where
+    every point is submitted at once: asked once). Default: index order. A league starts its
+    cells so that its workers finish together (mixlab.league.schedule).
 
     Raises only for the sweep's own failures (no Dask, the sweep directory cannot be written);
     a point's failure is in the outcome and in ``sweep.csv``."""
     sweep_dir.mkdir(parents=True, exist_ok=True)
     with contextlib.nullcontext() if locked else directory_lock(sweep_dir, "sweep"):
         return _run_points(sweep_dir, specs, grid, summary, workers, scheduler, quiet,
-                           start_method, on_point, refuse_other, before_run, order)
+                           start_method, on_point, refuse_other, before_run, order, when_idle)
 
 
 def _run_points(sweep_dir: Path, specs: list[dict], grid: dict, summary: list[str],
@@ -390,8 +395,9 @@ def _run_points(sweep_dir: Path, specs: list[dict], grid: dict, summary: list[st
                 on_point: Callable[[int, Path, str], None] | None,
                 refuse_other: bool = False,
                 before_run: Callable[[], None] | None = None,
-                order: Callable[[list[int], dict[int, float]], list[int]] | None = None
-                ) -> SweepOutcome:
+                order: Callable[[list[int], dict[int, float], dict[int, float]], list[int]]
+                | None = None,
+                when_idle: Callable[[], None] | None = None) -> SweepOutcome:
     points = grid_points(grid)
     dirs = [point_dir(sweep_dir, i, p) for i, p in enumerate(points)]
     found = [existing_run(s, d) for s, d in zip(specs, dirs)]
@@ -416,9 +422,9 @@ def _run_points(sweep_dir: Path, specs: list[dict], grid: dict, summary: list[st
     if todo and before_run is not None:
         before_run()
     if todo and scheduler:
-        _run_on_dask(scheduler, specs, dirs, starts.all_at_once(), table)
+        _run_on_dask(scheduler, specs, dirs, starts.all_at_once(), table, when_idle)
     elif todo and workers > 1:
-        _run_on_pool(workers, specs, dirs, starts, table, start_method)
+        _run_on_pool(workers, specs, dirs, starts, table, start_method, when_idle)
     else:
         while starts:
             i = starts.next()
@@ -434,8 +440,9 @@ def _run_points(sweep_dir: Path, specs: list[dict], grid: dict, summary: list[st
 
 
 class _Starts:
-    """The points left to start, handed out one at a time in the order ``order(left, took)``
-    gives (index order without it), with the wall seconds of each point finished so far."""
+    """The points left to start, handed out one at a time in the order ``order(left, took,
+    running)`` gives (index order without it), with the wall seconds of each point finished so
+    far and of each running."""
 
     def __init__(self, todo: list[int], order=None):
         self.left, self.order = list(todo), order
@@ -448,9 +455,12 @@ class _Starts:
     def _ordered(self) -> list[int]:
         if self.order is None:
             return list(self.left)
-        out = list(self.order(list(self.left), dict(self.took)))
+        now = time.perf_counter()
+        running = {i: now - t for i, t in self.started.items()}
+        out = list(self.order(list(self.left), dict(self.took), running))
         if sorted(out) != sorted(self.left):
-            raise ValueError("order(left, took) must return the points left, reordered")
+            raise ValueError("order(left, took, running) must return the points left, "
+                             "reordered")
         return out
 
     def next(self) -> int:
@@ -469,7 +479,8 @@ class _Starts:
 
 
 def _run_on_pool(workers: int, specs: list[dict], dirs: list[Path], starts: _Starts,
-                 table: _Table, start_method: str = "spawn") -> None:
+                 table: _Table, start_method: str = "spawn",
+                 when_idle: Callable[[], None] | None = None) -> None:
     """Worker processes (fresh, spawned, unless ``start_method`` says otherwise) with one BLAS
     thread and one thread of mixlab's threaded kernels each, unless the user chose otherwise: N
     workers x N threads on N cores is slower than either alone, and in a league a cell's
@@ -484,7 +495,8 @@ def _run_on_pool(workers: int, specs: list[dict], dirs: list[Path], starts: _Sta
     for v in thread_vars:
         os.environ.setdefault(v, "1")
     try:
-        broken = _pool_pass(workers, specs, dirs, starts, table, start_method=start_method)
+        broken = _pool_pass(workers, specs, dirs, starts, table, start_method=start_method,
+                            when_idle=when_idle)
         for i in broken:  # isolate the point that kills its process
             _pool_pass(1, specs, dirs, _Starts([i]), table, last_chance=True,
                        start_method=start_method)
@@ -498,10 +510,12 @@ def _run_on_pool(workers: int, specs: list[dict], dirs: list[Path], starts: _Sta
 
 def _pool_pass(workers: int, specs: list[dict], dirs: list[Path], starts: _Starts,
                table: _Table, last_chance: bool = False,
-               start_method: str = "spawn") -> list[int]:
+               start_method: str = "spawn",
+               when_idle: Callable[[], None] | None = None) -> list[int]:
     """Run the points of ``starts`` on a pool, ``workers`` at a time (each started when a
     worker is free, so ``starts`` can order them by the times of those finished); returns the
-    points lost to a broken pool (recorded as failed when ``last_chance``)."""
+    points lost to a broken pool (recorded as failed when ``last_chance``). ``when_idle()``
+    after the bookkeeping of points that ended with no point left to start."""
     from concurrent.futures import FIRST_COMPLETED, wait
 
     broken = []
@@ -541,6 +555,8 @@ def _pool_pass(workers: int, specs: list[dict], dirs: list[Path], starts: _Start
                 if last_chance and out["happened"] == "complete":
                     out["happened"] = "ran"  # finished by this sweep before its pool broke
                 table.record(i, out)
+            if when_idle is not None and not starts and len(futures) < workers:
+                when_idle()
     return sorted(broken)
 
 
@@ -561,7 +577,7 @@ def _failed(reason: str) -> dict:
 
 
 def _run_on_dask(scheduler: str, specs: list[dict], dirs: list[Path], todo: list[int],
-                 table: _Table) -> None:
+                 table: _Table, when_idle: Callable[[], None] | None = None) -> None:
     try:
         from dask.distributed import Client, as_completed
     except ImportError as exc:
@@ -597,6 +613,8 @@ def _run_on_dask(scheduler: str, specs: list[dict], dirs: list[Path], todo: list
                                       f"could not be written to {dirs[i]}: {one_line(exc)}")
             table.record(i, out)
             fut.release()
+            if when_idle is not None:        # the points run on the cluster, not here
+                when_idle()
 
 
 def describe_outcome(out: SweepOutcome) -> str:

@@ -23,7 +23,6 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 from .. import registry
@@ -36,6 +35,7 @@ from .cell import SCHEMA as CELL_SCHEMA
 from .cell import sampler_params
 from .rank import Entry, rank_all
 from .report import csv_text, markdown, text_table
+from .schedule import StartOrder
 
 _CELL_KEYS = ("seeds", "chains", "seconds", "work", "work_max_seconds", "fractions",
               "reach_error", "block", "work_points", "time_points", "init")
@@ -186,16 +186,23 @@ def _run_locked(spec: dict, league_dir: Path, grid: dict, cells: list[dict], wor
     from ..sweep import OtherSpecPoints, run_sweep
 
     curves: dict[str, dict] = {}
+    unread: list[Path] = []             # complete cells whose curves are not read yet
 
     def cell_done(i: int, run_dir: Path, status: str) -> None:
-        """While the other cells run: read this one's curves for the figure (and, the first
-        time, import the figure's modules), which would otherwise wait for the last cell."""
+        if status == "complete":
+            unread.append(run_dir)
+
+    def read_curves() -> None:
+        """Once a worker has no cell left to start: import the figure's modules and read the
+        finished cells' curves on the core it leaves, which would otherwise wait for the last
+        cell (while cells wait to start, that work would delay them)."""
         from . import figure
 
         if not curves:
             figure.prepare()
-        if status == "complete":
-            curves[str(run_dir)] = figure.time_curves(run_dir)
+        while unread:
+            d = unread.pop()
+            curves[str(d)] = figure.time_curves(d)
 
     def before_run() -> None:             # only when a cell is left to run
         if workers > 1 and not scheduler:
@@ -206,7 +213,8 @@ def _run_locked(spec: dict, league_dir: Path, grid: dict, cells: list[dict], wor
             outcome = run_sweep(league_dir, cells, grid, [], workers=workers,
                                 scheduler=scheduler, quiet=quiet, start_method=_start_method(),
                                 on_point=cell_done, locked=True, refuse_other=True,
-                                before_run=before_run, order=start_order(cells))
+                                before_run=before_run, order=StartOrder(cells, workers),
+                                when_idle=read_curves)
         except OtherSpecPoints as exc:    # nothing run or written: the old league stays whole
             raise MixlabError(
                 f"{league_dir} holds a league of a different spec: {len(exc.dirs)} of its "
@@ -238,7 +246,7 @@ def warm_up() -> None:
     """Before the pool forks: import what every cell imports (the run machinery, the yardsticks'
     SciPy functions), so that no worker spends time importing it again. The truths are not
     computed here: each target's first cell computes its own (mixlab.league.truth's lock makes
-    the others wait for it, then read it from the cache), and :func:`start_order` starts one
+    the others wait for it, then read it from the cache), and mixlab.league.schedule starts one
     cell of each target first, so the workers compute different truths at once."""
     import scipy.fft  # noqa: F401  (the ESS's FFT length)
     import scipy.special  # noqa: F401
@@ -246,35 +254,6 @@ def warm_up() -> None:
 
     from .. import context, parallel  # noqa: F401  (each cell runs through them)
     from . import cell, ess  # noqa: F401
-
-
-def start_order(cells: list[dict]) -> Callable[[list[int], dict[int, float]], list[int]]:
-    """The order the cells start in (mixlab.sweep's ``order(left, took)``), longest expected
-    first, so that the short cells come last and the workers finish together: first one cell
-    of each target not yet started (so N workers compute N targets' truths side by side, not
-    one waiting for another's); then the cells of the target whose finished cells took longest
-    on average, a target with none finished yet counting as longest. Within a target, table
-    order."""
-    target_of = [json.dumps(c["target"], sort_keys=True, default=str) for c in cells]
-    first = {}
-    for i, t in enumerate(target_of):
-        first.setdefault(t, i)
-
-    def order(left: list[int], took: dict[int, float]) -> list[int]:
-        waiting = set(left)
-        started = {target_of[i] for i in range(len(cells)) if i not in waiting}
-        times: dict[str, list[float]] = {}
-        for i, seconds in took.items():
-            times.setdefault(target_of[i], []).append(seconds)
-
-        def key(i: int) -> tuple:
-            t = target_of[i]
-            if t not in started and i == first[t]:     # a target's opening cell
-                return (0, 0.0, i)
-            expected = sum(times[t]) / len(times[t]) if t in times else math.inf
-            return (1, -expected, first[t], i)
-        return sorted(left, key=key)
-    return order
 
 
 def league_info(spec: dict, entries: list[Entry], wall: float, workers: int,

@@ -136,16 +136,25 @@ def test_normal_scores_sort_when_the_ties_outnumber_the_hash_table(monkeypatch):
     assert tried == [None]
 
 
-@pytest.mark.parametrize("phi, by_fft", [(0.0, False), (0.5, False), (0.99, True)])
-def test_short_sequences_use_the_direct_lags_and_long_ones_the_fft(phi, by_fft, monkeypatch):
-    """Independent and quickly mixing chains end Geyer's sequence within the directly summed
-    lags, a slowly mixing one does not and is computed by FFT; both give ArviZ's ESS."""
+@pytest.mark.parametrize("phi, stages, by_fft", [(0.0, [(0, 16)], False),
+                                                  (0.5, [(0, 16)], False),
+                                                  (0.7, [(0, 16), (16, 32)], False),
+                                                  (0.99, [(0, 16), (16, 32)], True)])
+def test_short_sequences_use_the_direct_lags_and_long_ones_the_fft(phi, stages, by_fft,
+                                                                   monkeypatch):
+    """Independent and quickly mixing chains end Geyer's sequence within the first 16 directly
+    summed lags, a chain mixing a little slower within the next 16, a slowly mixing one runs
+    past them and is computed by FFT; every way gives ArviZ's ESS."""
     x = _ar1(np.random.default_rng(7), 4, 2000, phi)
-    calls = []
-    fft = ess._autocov_fft
+    calls, direct = [], []
+    fft, summed = ess._autocov_fft, ess._autocov_direct
     monkeypatch.setattr(ess, "_autocov_fft", lambda y: calls.append(1) or fft(y))
+    monkeypatch.setattr(ess, "_autocov_direct",
+                        lambda y, lags, first=0: direct.append((first, lags)) or
+                        summed(y, lags, first))
     got = ess.ess_bulk(x)
     assert bool(calls) == by_fft
+    assert direct == stages
     az = arviz()
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -154,3 +163,5 @@ def test_short_sequences_use_the_direct_lags_and_long_ones_the_fft(phi, by_fft, 
     # and the two ways give the same autocovariances, to rounding
     y = ess._centred(x[:, :, None])
     np.testing.assert_allclose(ess._autocov_direct(y, 16), fft(y)[:16], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(ess._autocov_direct(y, 32, 16), fft(y)[16:32], rtol=1e-9,
+                               atol=1e-12)

@@ -64,21 +64,6 @@ def test_a_dask_cluster_gives_the_one_process_table(one_process, tmp_path):
     assert f"on the Dask cluster at {address}" in text.splitlines()[1]
 
 
-def test_cells_start_longest_expected_first():
-    """One cell of each target first (their truths computed side by side), then the target
-    whose finished cells took longest; a target with a cell running and none finished counts
-    as longest."""
-    from mixlab.league.league import start_order
-
-    cells = [{"target": {"name": t}} for t in "AABBC"]
-    order = start_order(cells)
-    assert order([0, 1, 2, 3, 4], {}) == [0, 2, 4, 1, 3]
-    assert order([1, 3, 4], {}) == [4, 1, 3]                # C not started yet
-    assert order([1, 3], {0: 5.0}) == [3, 1]                # B running, none finished
-    assert order([1, 3], {0: 5.0, 2: 1.0}) == [1, 3]        # A took longer than B
-    assert order([1, 3], {0: 1.0, 2: 5.0}) == [3, 1]
-
-
 def test_two_workers_compute_each_truth_once_in_the_cells(tmp_path, monkeypatch):
     """With -j 2 each target's truth is computed once, in a worker (the cells of a target
     wait for it and read it from the cache), and a target that cannot be built fails its own

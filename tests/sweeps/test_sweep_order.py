@@ -1,5 +1,6 @@
-"""A sweep starts its points in the order its ``order(left, took)`` asks for, told the wall
-time of each point finished so far, one process or a pool."""
+"""A sweep starts its points in the order its ``order(left, took, running)`` asks for, told
+the wall time of each point finished so far and of each running, one process or a pool; and
+calls ``when_idle`` once a worker of the pool has no point left to start."""
 
 from __future__ import annotations
 
@@ -40,8 +41,8 @@ def test_points_start_in_the_asked_order_and_the_order_sees_their_times(tmp_path
     sweep_dir, specs, summary, grid = _sweep(tmp_path, xs)
     calls = []
 
-    def reverse(left, took):
-        calls.append((list(left), dict(took)))
+    def reverse(left, took, running):
+        calls.append((list(left), dict(took), dict(running)))
         return sorted(left, reverse=True)
 
     outcome = run_sweep(sweep_dir, specs, grid, summary, workers=workers, order=reverse,
@@ -53,13 +54,34 @@ def test_points_start_in_the_asked_order_and_the_order_sees_their_times(tmp_path
     if workers == 1:
         assert [sorted(c[1]) for c in calls] == [[], [4], [3, 4], [2, 3, 4], [1, 2, 3, 4]]
         assert final[1] >= 0.3 > max(final[i] for i in (2, 3, 4))
+        assert all(c[2] == {} for c in calls)              # nothing runs beside the next
     else:        # two at a time: the last start comes after at least one of the first two ended
         assert [c[1] for c in calls[:2]] == [{}, {}]
+        assert calls[0][2] == {} and list(calls[1][2]) == [4]     # point 4 started first
         assert set(final) <= {1, 2, 3, 4} and len(final) >= 2
         assert all(t > 0 for t in final.values())
+        for _, took, running in calls:  # each point started is running or finished, not both
+            assert not set(took) & set(running) and all(t >= 0 for t in running.values())
+        assert 1 in calls[-1][2]                  # the 0.3 s point, running as 0 is to start
 
 
 def test_an_order_that_drops_a_point_is_refused(tmp_path):
     sweep_dir, specs, summary, grid = _sweep(tmp_path, [0.0, 0.0])
     with pytest.raises(ValueError, match="the points left, reordered"):
-        run_sweep(sweep_dir, specs, grid, summary, order=lambda left, took: left[:1])
+        run_sweep(sweep_dir, specs, grid, summary, order=lambda left, took, running: left[:1])
+
+
+def test_when_idle_is_called_once_a_worker_has_no_point_left(tmp_path):
+    """With two workers and three points, the first two ending leave the third to start; only
+    after that does a point's end leave a worker without one: ``when_idle`` is called then (as
+    each of the last two ends), each time after that point's bookkeeping."""
+    sweep_dir, specs, summary, grid = _sweep(tmp_path, [0.0, 0.6, 0.2])
+    seen, recorded = [], []
+
+    def on_point(i, run_dir, status):
+        recorded.append(i)
+
+    run_sweep(sweep_dir, specs, grid, summary, workers=2, start_method="fork",
+              on_point=on_point, when_idle=lambda: seen.append(list(recorded)))
+    assert len(seen) == 2                           # not when point 0 ended (2 was to start)
+    assert seen[0][0] == 0 and seen[0][-1] == 2 and seen[1] == [0, 2, 1]

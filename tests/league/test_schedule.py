@@ -1,0 +1,55 @@
+"""The order a league's cells start in (mixlab.league.schedule): one cell of each target
+first, unknown lengths next, then the cell that ends the league earliest by the lengths the
+finished cells predict."""
+
+from __future__ import annotations
+
+import math
+
+from mixlab.league.schedule import StartOrder
+
+
+def _cells(pairs: str) -> list[dict]:
+    """``"Ag Af Bg"`` -> cells of target A, B and sampler g, f, in that table order."""
+    return [{"target": {"name": p[0]}, "label": p[1]} for p in pairs.split()]
+
+
+def test_one_cell_of_each_target_first_then_longest_then_those_that_would_wait():
+    """One cell of each target first (their truths computed side by side), then longest
+    expected first (a target with none finished: its length unknown, counting as longest),
+    and last the cells of a target whose started cells are all still running (the first may
+    be computing the truth they would wait for)."""
+    order = StartOrder(_cells("Ag Af Bg Bf Cg"), workers=2)
+    assert order([0, 1, 2, 3, 4], {}) == [0, 2, 4, 1, 3]
+    assert order([1, 3, 4], {}) == [4, 1, 3]                     # C not started yet
+    assert order([1, 3], {0: 5.0}, {2: 1.0}) == [1, 3]           # B running, none finished
+    assert order([1, 3], {0: 5.0}) == [3, 1]     # B: none running (its cell ran before)
+    assert order([1, 3], {0: 5.0, 2: 1.0, 4: 1.0}) == [1, 3]     # A took longer than B
+    assert order([1, 3], {0: 1.0, 2: 5.0, 4: 1.0}) == [3, 1]
+
+
+def test_a_cells_expected_length_is_its_targets_mean_plus_its_samplers_offset():
+    """Sampler f took 2 s less than its target's mean where it finished (on A), so it is
+    expected 2 s under B's mean on B; a sampler with no cell finished is expected at its
+    target's mean."""
+    order = StartOrder(_cells("Ag Af Bg Bf Bh"), workers=2)
+    expect = order.expected({0: 10.0, 1: 6.0, 2: 9.0})
+    assert expect(1) == 6.0                     # A: mean 8, f's offset -2
+    assert expect(3) == 7.0                     # B: mean 9 (g alone), f's offset -2
+    assert expect(4) == 9.0                     # h: no offset known
+    assert math.isinf(StartOrder(_cells("Ag Bg"), 2).expected({0: 3.0})(1))
+
+
+def test_the_cell_that_ends_the_league_earliest_starts_first():
+    """Two workers; the other one's cell has 1 s left, and cells of 3, 2 and 2 s wait.
+    Longest first ends the league at 5 s (3 here; 2 there from 1 to 3; 2 from 3 to 5); a 2 s
+    cell here ends it at 4 s (2 here; 3 there from 1 to 4; 2 here from 2 to 4)."""
+    cells = _cells("Pa Pb Qc Qd Re Rf Sg Sh")
+    took = {0: 3.0, 2: 2.0, 4: 2.0, 6: 2.0}       # each target's mean: its one finished cell
+    order = StartOrder(cells, workers=2)
+    assert [order.expected(took)(i) for i in (1, 3, 5, 7)] == [3.0, 2.0, 2.0, 2.0]
+    assert order([1, 3, 5], took, {7: 1.0}) == [3, 1, 5]
+    # the other worker free now: 3 here and 2 + 2 there end at 4 either way; longest first
+    assert order([1, 3, 5], took, {7: 2.5}) == [1, 3, 5]
+    # one worker: every order ends at the same time; longest first
+    assert StartOrder(cells, workers=1)([1, 3, 5], took) == [1, 3, 5]
