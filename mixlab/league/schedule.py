@@ -17,10 +17,10 @@ a dozen cells of 6-10 s on two workers, so that wait is several percent of the l
 
 A cell's expected length is its target's mean over the finished cells plus its sampler's
 offset: the mean, over the sampler's finished cells, of each one's length minus its target's
-mean (0 before any has finished). A sampler's draws cost much the same to score on every
-target (a fast sampler has more draws), and a target's set-up and scoring much the same for
-every sampler, so the two add. The order changes no number (each cell's seeds come from its
-place in the table), only when each cell runs.
+mean (0 before any has finished): a rough guess (a fast sampler has more draws to score on
+every target, and a target's truth and scoring cost what they cost for every sampler), good
+enough to keep the long cells from coming last. The order changes no number (each cell's seeds
+come from its place in the table), only when each cell runs.
 """
 
 from __future__ import annotations
