@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import math
 
+import pytest
+
 from mixlab.league.schedule import StartOrder
 
 
@@ -28,16 +30,26 @@ def test_one_cell_of_each_target_first_then_longest_then_those_that_would_wait()
     assert order([1, 3], {0: 1.0, 2: 5.0, 4: 1.0}) == [3, 1]
 
 
-def test_a_cells_expected_length_is_its_targets_mean_plus_its_samplers_offset():
-    """Sampler f took 2 s less than its target's mean where it finished (on A), so it is
-    expected 2 s under B's mean on B; a sampler with no cell finished is expected at its
-    target's mean."""
-    order = StartOrder(_cells("Ag Af Bg Bf Bh"), workers=2)
-    expect = order.expected({0: 10.0, 1: 6.0, 2: 9.0})
-    assert expect(1) == 6.0                     # A: mean 8, f's offset -2
-    assert expect(3) == 7.0                     # B: mean 9 (g alone), f's offset -2
-    assert expect(4) == 9.0                     # h: no offset known
+def test_a_cells_expected_length_is_its_budget_plus_target_times_sampler_factors():
+    """Budget 4 s a cell. Beyond it A's Gibbs cell took 2 s and its f cell 0.5 s, so f costs a
+    quarter of Gibbs; B's Gibbs cell took 4 s beyond it, so B's f cell is expected at 4 + 1 s.
+    Sampler h, with none finished, counts as the average sampler (its factor the geometric
+    mean of g's and f's: half of g's), so B's h cell is expected at 4 + 2 s. A target with
+    none finished: inf."""
+    cells = [{**c, "seeds": 2, "seconds": 2.0} for c in _cells("Ag Af Bg Bf Bh")]
+    expect = StartOrder(cells, workers=2).expected({0: 6.0, 1: 4.5, 2: 8.0})
+    assert expect(3) == pytest.approx(5.0, rel=1e-6)
+    assert expect(1) == pytest.approx(4.5, rel=1e-6)      # the fit reproduces A's f cell
+    assert expect(4) == pytest.approx(6.0, rel=1e-6)      # B's factor 2 x the average sampler's 1
     assert math.isinf(StartOrder(_cells("Ag Bg"), 2).expected({0: 3.0})(1))
+
+
+def test_a_cell_that_failed_at_once_predicts_its_samplers_other_cells_short():
+    """A sampler whose first cell failed within 0.1 s (its excess floored at 1% of the budget)
+    is expected short on every target, not at the target's mean."""
+    cells = [{**c, "seeds": 1, "seconds": 5.0} for c in _cells("Ag Ax Bg Bx")]
+    expect = StartOrder(cells, workers=2).expected({0: 7.0, 1: 0.1, 2: 7.0})
+    assert expect(3) < 5.5 < expect(2)
 
 
 def test_the_cell_that_ends_the_league_earliest_starts_first():
@@ -47,7 +59,7 @@ def test_the_cell_that_ends_the_league_earliest_starts_first():
     cells = _cells("Pa Pb Qc Qd Re Rf Sg Sh")
     took = {0: 3.0, 2: 2.0, 4: 2.0, 6: 2.0}       # each target's mean: its one finished cell
     order = StartOrder(cells, workers=2)
-    assert [order.expected(took)(i) for i in (1, 3, 5, 7)] == [3.0, 2.0, 2.0, 2.0]
+    assert [order.expected(took)(i) for i in (1, 3, 5, 7)] == pytest.approx([3.0, 2.0, 2.0, 2.0])
     assert order([1, 3, 5], took, {7: 1.0}) == [3, 1, 5]
     # the other worker free now: 3 here and 2 + 2 there end at 4 either way; longest first
     assert order([1, 3, 5], took, {7: 2.5}) == [1, 3, 5]
