@@ -65,3 +65,14 @@ def test_the_cell_that_ends_the_league_earliest_starts_first():
     assert order([1, 3, 5], took, {7: 2.5}) == [1, 3, 5]
     # one worker: every order ends at the same time; longest first
     assert StartOrder(cells, workers=1)([1, 3, 5], took) == [1, 3, 5]
+
+
+def test_a_long_queue_starts_longest_expected_first(monkeypatch):
+    """Past LOOKAHEAD_MAX waiting cells the choice is longest expected first (each earliest-end
+    choice simulates the rest once per distinct length)."""
+    from mixlab.league import schedule
+
+    cells = _cells("Pa Pb Qc Qd Re Rf Sg Sh")
+    took = {0: 3.0, 2: 2.0, 4: 2.0, 6: 2.0}
+    monkeypatch.setattr(schedule, "LOOKAHEAD_MAX", 2)
+    assert StartOrder(cells, workers=2)([1, 3, 5], took, {7: 1.0}) == [1, 3, 5]
