@@ -1,6 +1,7 @@
 """The order a league's cells start in (mixlab.league.schedule): one cell of each target
-first, unknown lengths next, then the cell that ends the league earliest by the lengths the
-finished cells predict."""
+first, then longest expected first (those that would wait for a truth last), and once every
+length is expected, the cell that ends the league earliest by the lengths the finished cells
+predict (budget + target factor x sampler factor)."""
 
 from __future__ import annotations
 
@@ -57,7 +58,7 @@ def test_the_cell_that_ends_the_league_earliest_starts_first():
     Longest first ends the league at 5 s (3 here; 2 there from 1 to 3; 2 from 3 to 5); a 2 s
     cell here ends it at 4 s (2 here; 3 there from 1 to 4; 2 here from 2 to 4)."""
     cells = _cells("Pa Pb Qc Qd Re Rf Sg Sh")
-    took = {0: 3.0, 2: 2.0, 4: 2.0, 6: 2.0}       # each target's mean: its one finished cell
+    took = {0: 3.0, 2: 2.0, 4: 2.0, 6: 2.0}       # each target's length: its finished cell's
     order = StartOrder(cells, workers=2)
     assert [order.expected(took)(i) for i in (1, 3, 5, 7)] == pytest.approx([3.0, 2.0, 2.0, 2.0])
     assert order([1, 3, 5], took, {7: 1.0}) == [3, 1, 5]
