@@ -347,14 +347,18 @@ class _Table:
                             self.happened)
 
 
+#: ``order(left, took, running)``: the points ``left`` to start, reordered, given the wall
+#: seconds of the points finished (``took``) and of those running so far (``running``)
+PointOrder = Callable[[list[int], dict[int, float], dict[int, float]], list[int]]
+
+
 def run_sweep(sweep_dir: Path, specs: list[dict], grid: dict, summary: list[str], *,
               workers: int = 1, scheduler: str | None = None,
               quiet: bool = True, start_method: str = "spawn",
               on_point: Callable[[int, Path, str], None] | None = None,
               locked: bool = False, refuse_other: bool = False,
               before_run: Callable[[], None] | None = None,
-              order: Callable[[list[int], dict[int, float], dict[int, float]], list[int]]
-              | None = None,
+              order: PointOrder | None = None,
               when_idle: Callable[[], None] | None = None) -> SweepOutcome:
     """Run every point not yet complete; returns what happened (failed points included).
 
@@ -395,8 +399,7 @@ def _run_points(sweep_dir: Path, specs: list[dict], grid: dict, summary: list[st
                 on_point: Callable[[int, Path, str], None] | None,
                 refuse_other: bool = False,
                 before_run: Callable[[], None] | None = None,
-                order: Callable[[list[int], dict[int, float], dict[int, float]], list[int]]
-                | None = None,
+                order: PointOrder | None = None,
                 when_idle: Callable[[], None] | None = None) -> SweepOutcome:
     points = grid_points(grid)
     dirs = [point_dir(sweep_dir, i, p) for i, p in enumerate(points)]
@@ -444,7 +447,7 @@ class _Starts:
     running)`` gives (index order without it), with the wall seconds of each point finished so
     far and of each running."""
 
-    def __init__(self, todo: list[int], order=None):
+    def __init__(self, todo: list[int], order: PointOrder | None = None):
         self.left, self.order = list(todo), order
         self.took: dict[int, float] = {}
         self.started: dict[int, float] = {}

@@ -113,13 +113,12 @@ def _ess(x: np.ndarray) -> np.ndarray:
     k_max = max((n_draw - 3) // 2, 0)
     chain_var = np.var(x.mean(axis=1), axis=0, ddof=1) if n_chain > 1 else 0.0
     lags = 2 * k_max + 2
-    acov = np.zeros((0, y.shape[1]))
-    tau = None
+    acov, tau = np.zeros((0, y.shape[1])), None
     for stage in DIRECT_LAGS:
-        if tau is not None or len(acov) >= lags:
-            break
         acov = np.concatenate((acov, _autocov_direct(y, min(lags, stage), len(acov))))
         tau = _geyer_tau(acov, n_draw, chain_var, k_max)
+        if tau is not None or len(acov) >= lags:
+            break
     if tau is None:                        # a sequence longer than the direct lags: all of them
         tau = _geyer_tau(_autocov_fft(y)[:lags], n_draw, chain_var, k_max)
     size = n_chain * n_draw
