@@ -38,10 +38,10 @@ def run(quick: bool) -> list[dict]:      # the same leagues in both modes
 
 
 def _league_rows(family: str, what: str) -> list[dict]:
-    from mixlab.builtin_specs import resolve_spec
-    from mixlab.data.store import data_dir
+    from mixlab.data.cache import data_dir
     from mixlab.league.league import run_league
-    from mixlab.spec import load_spec
+    from mixlab.spec.builtin import resolve_spec
+    from mixlab.spec.resolver import load_spec
 
     spec = load_spec(resolve_spec(f"league/{family}"), scale="quick")
     with tempfile.TemporaryDirectory() as tmp:

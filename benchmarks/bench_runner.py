@@ -16,9 +16,9 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from mixlab.generic import GaussianRWM
-from mixlab.runner import run_stream
-from mixlab.store import RunStore
+from mixlab.run.streams import run_stream
+from mixlab.runfile.store import RunStore
+from mixlab.toy.generic import GaussianRWM
 
 
 def run(quick: bool) -> list[dict]:

@@ -18,8 +18,8 @@ from pathlib import Path
 
 def verify_mirror(mirror: Path) -> list[tuple[str, str, str]]:
     """Rows (relpath, status, detail) for every registry file; status OK / BAD / MISSING."""
-    from mixlab.data.registry import DATASETS
-    from mixlab.data.store import verify
+    from mixlab.data.cache import verify
+    from mixlab.data.catalogue import DATASETS
     from mixlab.errors import DataError
 
     rows, seen = [], set()

@@ -31,14 +31,14 @@ Checks: :func:`check_step_output` (what the runner checks at a stream's first st
 
 from __future__ import annotations
 
-from .checkpoint import AttributeState
-from .context import Context
-from .contract import check_step_output
 from .errors import DataError, MixlabError, SpecError
-from .registry import FAMILIES, experiment, figure, sampler, samplers_for
-from .runner import StreamResult
-from .schema import ListOf, MapOf, Param, SamplerEntry
-from .store import RunReader
+from .plugins.contract import check_step_output
+from .plugins.registry import FAMILIES, experiment, figure, sampler, samplers_for
+from .run.context import Context
+from .run.streams import StreamResult
+from .runfile.checkpoint import AttributeState
+from .runfile.store import RunReader
+from .spec.schema import ListOf, MapOf, Param, SamplerEntry
 
 __all__ = [
     "FAMILIES", "sampler", "samplers_for", "experiment", "figure",

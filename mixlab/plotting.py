@@ -12,10 +12,11 @@ import matplotlib.style  # noqa: E402
 from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from . import confined, registry  # noqa: E402
-from .atomic import atomic_write  # noqa: E402
 from .errors import FigureNotReady, RunFileError, UsageError  # noqa: E402
-from .store import RunReader  # noqa: E402
+from .plugins import registry  # noqa: E402
+from .runfile import confined  # noqa: E402
+from .runfile.atomic import atomic_write  # noqa: E402
+from .runfile.store import RunReader  # noqa: E402
 
 STYLE = Path(__file__).with_name("mixlab.mplstyle")
 # No timestamps or software versions in the PNG, so identical runs give identical bytes.
@@ -24,7 +25,7 @@ PNG_METADATA = {"Software": None}
 
 def render(run: RunReader, name: str, out: str | Path, inside: Path | None = None) -> Path:
     """Draw figure ``name`` of ``run`` into the PNG file ``out`` (a name relative to the
-    directory ``inside`` when given: written through mixlab.confined)."""
+    directory ``inside`` when given: written through mixlab.runfile.confined)."""
     experiment = str(run.attrs.get("experiment", ""))
     figs = registry.figures_of_run(experiment)
     if name not in figs:

@@ -20,7 +20,7 @@ from .target_logistic import check_data_keys
 def _registered(dspec: dict) -> int:
     """Checks of a registered data set's keys; its feature dimension (after PCA)."""
     from ..data import check_load_args
-    from ..data.registry import DATASETS
+    from ..data.catalogue import DATASETS
 
     names = ("fashion-mnist", "mnist-5k") if dspec["name"] == "auto" else (dspec["name"],)
     dim = max(check_load_args(n, dspec["classes"], dspec["pca"]) for n in names)
@@ -141,7 +141,7 @@ def adapt_logistic(p: dict, given) -> dict:
     registered data set stop applying: ``data.name`` (auto), ``data.classes``, ``data.pca``
     (and ``data.subsample`` for synthetic data) are reset, and ``summary_dims`` keeps the
     coordinates that exist for the new d. Keys the user gave stay, for the check to judge."""
-    from ..spec import drop
+    from ..spec.resolver import drop
 
     d = p["data"]
     src = "data.file" if d["file"] is not None else "data.synthetic"

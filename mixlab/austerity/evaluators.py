@@ -1,6 +1,6 @@
 """Streaming evaluators of the austerity experiments (mixlab evaluator contract: ``update(draws
 {key: (chain, n, ...)}, count, seconds)``, ``curve() -> (x, y, yerr)``, state as data through
-:class:`mixlab.checkpoint.AttributeState` so that interrupted runs resume).
+:class:`mixlab.runfile.checkpoint.AttributeState` so that interrupted runs resume).
 
 * :class:`PredictiveRisk` (Fig 3)  risk of the running predictive mean vs the HMC truth
 * :class:`VarianceL1` (Figs 5-6)   L1 error of the running posterior variance
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..checkpoint import AttributeState
+from ..runfile.checkpoint import AttributeState
 from .kernels.sigmoid import sigmoid_row_sums
 
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..registry import experiment
-from ..schema import Param
+from ..plugins.registry import experiment
+from ..spec.schema import Param
 from . import checks
 from .blas import one_blas_thread
 from .evaluators import PosteriorMean, PredictiveRisk

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..generic import log_spaced
-from ..registry import experiment
-from ..schema import MapOf, Param, SamplerEntry
+from ..plugins.registry import experiment
+from ..spec.schema import MapOf, Param, SamplerEntry
+from ..toy.generic import log_spaced
 from . import checks
 from .blas import one_blas_thread
 from .evaluators import Calibration, JointL1

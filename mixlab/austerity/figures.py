@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..registry import figure
+from ..plugins.registry import figure
 from .evaluators import JointL1
 from .experiment_bign import TESTS, series_label
 from .experiments_logistic import series_labels

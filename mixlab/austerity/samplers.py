@@ -7,7 +7,7 @@ stats are per chain (C,):
 * ``accept``     bool, the MH decision (always True for uncorrected SGLD)
 * ``data_used``  float, fraction of the N data points read by the accept/reject test
                  (1 for the exact test, n_used/N for the sequential test, 0 without a test)
-* ``points_read`` float, the family's cost statistic (mixlab.families): data points whose
+* ``points_read`` float, the family's cost statistic (mixlab.plugins.families): data points whose
                  log-likelihood or gradient term the step evaluated (a point read twice counts
                  twice; the ``wrong`` side pass below is not counted)
 * ``wrong``      bool, only with ``track_errors=True``: the decision differs from the exact MH
@@ -380,7 +380,7 @@ class SGLD:
 
 
 # ------------------------------------------------------------------------------------------------
-# Registration of the built-in samplers (mixlab.registry.sampler); the classes above and in
+# Registration of the built-in samplers (mixlab.plugins.registry.sampler); the classes above and in
 # .mrf are the algorithms, the factories below are what a spec's ``{method: NAME, ...}`` builds.
 #
 # logistic family: ``target`` is a :class:`mixlab.austerity.target_logistic.LogisticTarget`
@@ -390,8 +390,8 @@ class SGLD:
 # spec's ``sigma``, ``m``, ``step_size``, ``batch``, ``minibatch``); see series.py.
 
 from ..errors import SpecError  # noqa: E402
-from ..registry import sampler as _register  # noqa: E402
-from ..schema import Param  # noqa: E402
+from ..plugins.registry import sampler as _register  # noqa: E402
+from ..spec.schema import Param  # noqa: E402
 from .hmc import HMC  # noqa: E402
 from .limits import MINIBATCH_MAX  # noqa: E402
 from .mrf import ApproxGibbs, ExactGibbs  # noqa: E402

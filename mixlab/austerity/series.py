@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import registry
 from ..errors import SpecError
-from ..schema import MapOf, Param, SamplerEntry, validate
+from ..plugins import registry
+from ..spec.schema import MapOf, Param, SamplerEntry, validate
 from .limits import MINIBATCH_MAX
 from .summaries import theta_dims, theta_summaries
 

@@ -19,7 +19,7 @@ import hashlib
 import numpy as np
 
 from ..errors import SpecError
-from ..schema import Param, validate
+from ..spec.schema import Param, validate
 from .limits import SEED_MAX
 
 __all__ = ["CHUNK", "SYNTHETIC_KEYS", "SyntheticData", "generate", "synthetic_spec"]

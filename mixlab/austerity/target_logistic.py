@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import DataError, SpecError
-from ..schema import Param
+from ..spec.schema import Param
 from .hmc import HMC
 from .limits import CHAINS_MAX, HMC_SAMPLES_MAX, SEED_MAX, STEPS_MAX
 from .logistic import LogisticPosterior, add_bias, map_estimate, neg_hessian

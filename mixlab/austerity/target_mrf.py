@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import SpecError
-from ..schema import Param
+from ..spec.schema import Param
 from .evaluators import JointL1
 from .limits import SEED_MAX
 from .mrf import DenseMRF, make_mrf, sweep_exact

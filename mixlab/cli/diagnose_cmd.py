@@ -6,7 +6,7 @@ import json
 
 import click
 
-from ..store import RunReader
+from ..runfile.store import RunReader
 
 
 def _num(v, fmt: str, width: int) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..store import RunReader
+from ..runfile.store import RunReader
 
 READ_BACK = {
     "netcdf": "arviz.from_netcdf('{out}')",

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import click
 
-from .. import registry
-from ..builtin_specs import resolve_spec
-from ..context import default_run_dir
 from ..errors import MixlabError, UsageError
-from ..spec import load_yaml, resolve
+from ..plugins import registry
+from ..run.context import default_run_dir
+from ..spec.builtin import resolve_spec
+from ..spec.resolver import load_yaml, resolve
 from .options import quiet_option, scale_option, seed_option
 
 

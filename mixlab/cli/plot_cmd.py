@@ -6,10 +6,10 @@ from pathlib import Path
 
 import click
 
-from .. import confined
 from ..errors import FigureNotReady, UsageError
 from ..plotting import figure_names, render
-from ..store import RunReader
+from ..runfile import confined
+from ..runfile.store import RunReader
 
 
 @click.command("plot")
@@ -30,7 +30,7 @@ def plot(run_dir, name, output):
                     for n in names]
         elif output:
             outs = [Path(output)]
-        else:  # into the run directory, through mixlab.confined
+        else:  # into the run directory, through mixlab.runfile.confined
             confined.make_dirs(run.run_dir, "figures")
             outs = [f"figures/{n}.png" for n in names]
         inside = None if output else run.run_dir

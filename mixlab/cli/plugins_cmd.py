@@ -6,9 +6,9 @@ import json
 
 import click
 
-from .. import plugins as plugin_mod
-from .. import registry
-from ..schema import describe
+from ..plugins import discovery as plugin_mod
+from ..plugins import registry
+from ..spec.schema import describe
 
 
 def _source(module: str) -> dict:
@@ -36,7 +36,7 @@ def inventory() -> dict:
     for name, kind in sorted(registry.all_figures().items()):
         figures.append({"name": name, "experiment": kind.experiment,
                         **_source(getattr(kind.draw, "__module__", "?")), "help": kind.help})
-    from ..families import FAMILY_INFO
+    from ..plugins.families import FAMILY_INFO
 
     families = {f.name: {"cost": f.cost, "cost_help": f.cost_help, "step": f.step,
                          "draws": {d.key: {"shape": d.shape, "dtypes": list(d.kinds),
@@ -71,8 +71,8 @@ def plugins(refs, as_json, show_all, family):
     plugin_mod.load_refs(list(refs))
     registry.load_plugins()
     if family is not None:
-        from ..families import FAMILY_INFO
-        from ..family_pages import family_page
+        from ..plugins.families import FAMILY_INFO
+        from ..plugins.family_pages import family_page
 
         if family not in FAMILY_INFO:
             raise click.UsageError(f"--markdown: unknown family '{family}'; families: "

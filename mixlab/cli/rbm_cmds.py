@@ -61,10 +61,10 @@ def sample(model, method, n_samples, eps_f, alpha, k, chains, shared_fast_weight
            data_name, data_file, binarize, seed, out, force, quiet):
     """Draw samples from the trained RBM in MODEL (HDF5 from 'mixlab train') into a run
     directory.  Example: mixlab sample model.h5 --method rates-fpcd --n-samples 100000 -o run/"""
-    from .. import registry
-    from ..context import execute
     from ..errors import SpecError
-    from ..spec import resolve
+    from ..plugins import registry
+    from ..run.context import execute
+    from ..spec.resolver import resolve
 
     if not Path(model).is_file():
         raise UsageError(f"model file not found: {model}")
@@ -151,8 +151,8 @@ def evaluate_isl(run_dir, data_name, data_file, binarize, streams, key, points, 
     on the validation set at each point); written as metric isl/<stream> into RUN."""
     from ..rbm.isl import ISLEvaluator
     from ..rbm.target import data_schema, load_data
-    from ..schema import validate
-    from ..store import RunReader, RunStore
+    from ..runfile.store import RunReader, RunStore
+    from ..spec.schema import validate
 
     with RunReader(run_dir) as r:
         spec = r.spec or {}

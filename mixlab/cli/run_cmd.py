@@ -6,12 +6,12 @@ from pathlib import Path
 
 import click
 
-from .. import registry
-from ..builtin_specs import resolve_spec
-from ..context import default_run_dir, execute
-from ..schema import describe
-from ..spec import RESERVED, check_startup, dump, load_spec, spec_hash
-from ..update import adopt_latest, stale_note
+from ..plugins import registry
+from ..run.context import default_run_dir, execute
+from ..run.update import adopt_latest, stale_note
+from ..spec.builtin import resolve_spec
+from ..spec.resolver import RESERVED, check_startup, dump, load_spec, spec_hash
+from ..spec.schema import describe
 from .options import force_option, quiet_option, scale_option, seed_option
 
 

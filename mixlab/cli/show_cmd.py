@@ -12,12 +12,12 @@ from pathlib import Path
 import click
 import numpy as np
 
-from .. import confined
-from ..confined import ConfinementError
 from ..errors import RunFileError
-from ..runfile_check import recorded_status
-from ..store import RUN_FILE, RunReader
-from ..update import stale_streams
+from ..run.update import stale_streams
+from ..runfile import confined
+from ..runfile.check import recorded_status
+from ..runfile.confined import ConfinementError
+from ..runfile.store import RUN_FILE, RunReader
 
 SWEEP_TABLE_BYTES = 64 << 20
 
@@ -75,7 +75,7 @@ UNCHECKED_NOTE = ("show opens no file a run names; 'mixlab run SPEC' with the sp
 
 def _staleness(run: RunReader) -> dict:
     """``{"stale": {stream: reasons}, "code_unchecked": [plugin refs]}``: the streams whose spec
-    entry or code changed (mixlab.update), judging plugin code only by the plugins this process
+    entry or code changed (mixlab.run.update), judging plugin code only by the plugins this process
     loaded, and the plugins whose code was therefore not checked."""
     try:
         stale, unchecked = stale_streams(run.f, run.spec)

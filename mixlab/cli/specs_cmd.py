@@ -6,7 +6,7 @@ import json
 
 import click
 
-from ..builtin_specs import builtin_specs, copy_builtin, find_builtin, unknown_spec_error
+from ..spec.builtin import builtin_specs, copy_builtin, find_builtin, unknown_spec_error
 
 
 @click.group("specs")

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import click
 
-from ..builtin_specs import resolve_spec
 from ..errors import MixlabError
-from ..sweep import describe_outcome, plan, run_sweep
+from ..spec.builtin import resolve_spec
+from ..sweep.grid import plan
+from ..sweep.launch import run_sweep
+from ..sweep.table import describe_outcome
 from .options import quiet_option, scale_option, seed_option
 
 
@@ -39,8 +41,9 @@ def sweep(spec_file, axes, scale, seed, overrides, out, workers, scheduler, dry_
     ones are left as they are). With --scheduler, the workers need no file system shared with
     this machine: each point runs in a temporary directory on its worker and its run directory
     comes back here; a point whose worker dies is re-run on another worker."""
-    from ..spec import check_startup
-    from ..sweep import existing_run, grid_points, point_dir
+    from ..spec.resolver import check_startup
+    from ..sweep.grid import grid_points, point_dir
+    from ..sweep.point import existing_run
 
     sweep_dir, specs, summary, grid = plan(resolve_spec(spec_file), axes, scale=scale, seed=seed,
                                            out=out, extra_overrides=overrides)

@@ -31,10 +31,9 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..errors import DataError, SpecError
-from ..schema import REQUIRED, Param
+from ..spec.schema import REQUIRED, Param
 from . import transforms
-from .registry import DATASETS, NAMES, DatasetSpec, FileSpec
-from .store import (
+from .cache import (
     cache_path,
     data_dir,
     fetch_spec,
@@ -46,6 +45,7 @@ from .store import (
     mirror_dir,
     missing_error,
 )
+from .catalogue import DATASETS, NAMES, DatasetSpec, FileSpec
 
 __all__ = [
     "DATASETS",

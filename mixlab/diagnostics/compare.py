@@ -17,9 +17,9 @@ from pathlib import Path, PurePath
 
 import numpy as np
 
-from .. import confined
 from ..errors import UsageError
-from ..store import RUN_FILE, RunReader
+from ..runfile import confined
+from ..runfile.store import RUN_FILE, RunReader
 
 SWEEP_TABLE_BYTES = 64 << 20
 
@@ -106,8 +106,8 @@ def overlay(views: list[RunView], metric: str, out: Path) -> Path:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    from ..atomic import atomic_write
     from ..plotting import PNG_METADATA, STYLE
+    from ..runfile.atomic import atomic_write
 
     have = [v for v in views if metric in v.metrics]
     if not have:

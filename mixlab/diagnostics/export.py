@@ -28,10 +28,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..atomic import WriteFailure, atomic_write, describe_os_error, temporary_name
 from ..errors import MixlabError, UsageError
-from ..runfile_check import declared_bytes, read_bound
-from ..store import RunReader
+from ..runfile.atomic import WriteFailure, atomic_write, describe_os_error, temporary_name
+from ..runfile.check import declared_bytes, read_bound
+from ..runfile.store import RunReader
 
 CHUNK_DRAWS = 20_000
 PROVENANCE = ("mixlab_version", "git_commit", "git_dirty", "packages", "created", "python",
@@ -93,9 +93,9 @@ def export_netcdf(run: RunReader, stream: str | None, out: str | Path) -> tuple[
 
     The file appears complete or not at all, and a full disk is one :class:`WriteFailure`:
     the HDF5 library cannot be trusted to fail cleanly when the file it writes cannot grow, so
-    the netCDF file is built in memory (or, past :func:`mixlab.runfile_check.read_bound`, in a
+    the netCDF file is built in memory (or, past :func:`mixlab.runfile.check.read_bound`, in a
     temporary file whose whole estimated size is reserved first) and then written in one
-    atomic write (mixlab.atomic); an earlier ``out`` stays until the new one is complete."""
+    atomic write (mixlab.runfile.atomic); an earlier ``out`` stays until the new one is complete."""
     lay = _Layout(run, stream)
     out = Path(out)
     estimate = _estimated_bytes(run, lay)

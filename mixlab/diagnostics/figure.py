@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..registry import figure
-from ..store import RunReader
+from ..plugins.registry import figure
+from ..runfile.store import RunReader
 from .mixing import stream_statistics
 
 ROWS = 6

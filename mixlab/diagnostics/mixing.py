@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from ..errors import UsageError
-from ..store import RunReader
+from ..runfile.store import RunReader
 from .arviz_quiet import arviz
 
 #: coordinates of a draw key used when a stream has no summaries

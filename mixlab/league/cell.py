@@ -32,10 +32,10 @@ import time
 
 import numpy as np
 
-from .. import registry
 from ..errors import SpecError
-from ..registry import experiment
-from ..schema import Param, validate
+from ..plugins import registry
+from ..plugins.registry import experiment
+from ..spec.schema import Param, validate
 from . import bias, cost, targets
 
 CLOCKS = ("time", "work")

@@ -1,12 +1,12 @@
 """Work: each family's machine-independent cost unit, read from the samplers' own statistics.
 
-Each family declares one per-chain, per-step cost statistic (:func:`mixlab.families.
+Each family declares one per-chain, per-step cost statistic (:func:`mixlab.plugins.families.
 cost_statistic`; docs/plugins.md): ``site_updates`` (spinglass, rbm), ``points_read``
 (logistic: data points read), ``pair_terms_read`` (mrf). A sampler whose steps do not report
 its family's statistic has no work: the league runs it at equal wall time only, and its table
 says "ranked by time alone".
 
-:class:`WorkMeter` is a stream's ``after_block`` (mixlab.runner.run_stream): each step's cost
+:class:`WorkMeter` is a stream's ``after_block`` (mixlab.run.streams.run_stream): each step's cost
 travels with the draws (draw key ``league_work``, ``(chains, n)`` float64 a block), since
 evaluators see draws, not statistics; it runs once a block, outside the sampling clock, so no
 sampler's seconds pay for it.
@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from ..families import cost_statistic
-from ..sampler_builds import code_failure
+from ..plugins.families import cost_statistic
+from ..plugins.sampler_builds import code_failure
 
 #: family -> the unit of its work, in words
 UNITS = {"spinglass": "site updates", "rbm": "site updates", "logistic": "data points read",

@@ -28,7 +28,7 @@ def prepare() -> None:
 def time_curves(run_dir: Path) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """A cell's equal-time curves ``{stream: (seconds (k,), error (k,))}`` from its run file
     (empty when it cannot be read: the figure leaves the cell out, its row says why)."""
-    from ..store import RunReader
+    from ..runfile.store import RunReader
 
     if not (Path(run_dir) / "run.h5").is_file():
         return {}
@@ -51,8 +51,8 @@ def draw_league(league_dir: Path, entries: list[Entry], info: dict,
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    from .. import confined
     from ..plotting import PNG_METADATA, STYLE
+    from ..runfile import confined
 
     tnames = list(dict.fromkeys(e.target for e in entries))
     snames = list(dict.fromkeys(e.sampler for e in entries))

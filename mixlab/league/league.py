@@ -25,11 +25,11 @@ import math
 import time
 from pathlib import Path
 
-from .. import registry
 from ..errors import MixlabError, SpecError
-from ..registry import experiment
-from ..schema import Param
-from ..spec import dump, resolve
+from ..plugins import registry
+from ..plugins.registry import experiment
+from ..spec.resolver import dump, resolve
+from ..spec.schema import Param
 from . import cost, targets
 from .cell import SCHEMA as CELL_SCHEMA
 from .cell import sampler_params
@@ -167,7 +167,7 @@ def run_league(spec: dict, league_dir: Path, *, workers: int = 1, scheduler: str
                quiet: bool = True) -> tuple[str, list[Entry]]:
     """Run (or resume) every cell, rank, write the outputs; returns (terminal table, entries).
     A second process on the same directory stops at once (RunLocked, exit 1) naming this one."""
-    from ..runlock import directory_lock
+    from ..runfile.lock import directory_lock
 
     t0 = time.perf_counter()
     grid, cells = plan(spec)
@@ -182,8 +182,8 @@ def _run_locked(spec: dict, league_dir: Path, grid: dict, cells: list[dict], wor
     # one BLAS thread per cell, in this process too (the pool's workers set their own)
     from threadpoolctl import threadpool_limits
 
-    from .. import confined
-    from ..sweep import OtherSpecPoints, run_sweep
+    from ..runfile import confined
+    from ..sweep.launch import OtherSpecPoints, run_sweep
 
     curves: dict[str, dict] = {}
     unread: list[Path] = []             # complete cells whose curves are not read yet
@@ -252,7 +252,8 @@ def warm_up() -> None:
     import scipy.special  # noqa: F401
     import tqdm  # noqa: F401  (each stream's progress bar, disabled in a cell)
 
-    from .. import context, parallel  # noqa: F401  (each cell runs through them)
+    from ..run import context  # noqa: F401  (each cell runs through them)
+    from ..run import workers as parallel  # noqa: F401  (each cell runs through them)
     from . import cell, ess  # noqa: F401
 
 
@@ -286,7 +287,7 @@ def _total(entries: list[Entry], key: str) -> float | None:
 
 def write_outputs(league_dir: Path, entries: list[Entry], info: dict,
                   curves: dict | None = None) -> str:
-    from .. import confined
+    from ..runfile import confined
     from .figure import draw_league
 
     fr = sorted({float(f) for f in info["fractions"]} | {1.0})

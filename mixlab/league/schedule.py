@@ -3,7 +3,7 @@
 A league's wall time is its busiest worker's: the cells' lengths summed over the workers, plus
 the time one worker waits with no cell left while another finishes its last. A quick league has
 a dozen cells of 6-10 s on two workers, so that wait is several percent of the league.
-:class:`StartOrder` is the sweep's ``order(left, took, running)`` (mixlab.sweep):
+:class:`StartOrder` is the sweep's ``order(left, took, running)`` (mixlab.sweep.launch):
 
 1. first one cell of each target not yet started (its first in table order), so that N workers
    compute N targets' truths side by side (the other cells of a target wait for its truth);

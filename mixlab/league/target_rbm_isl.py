@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..checkpoint import AttributeState
 from ..errors import SpecError
+from ..runfile.checkpoint import AttributeState
 from .cost import WORK_KEY
 from .truth import cached_truth
 from .yardstick import record_block_end

@@ -152,7 +152,7 @@ def build(family: str, definition: dict, init: str = "random") -> Instance:
     if family == "rbm":
         return _build_rbm(definition)
     if family == "logistic":
-        from .target_logistic import build_logistic
+        from .logistic_targets import build_logistic
 
         return build_logistic(definition, Instance)
     raise SpecError(f"the {family} league has no targets yet", "family")

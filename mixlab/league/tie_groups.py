@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..numba_cache import CACHE
+from ..compiled.numba_cache import CACHE
 
 __all__ = ["group_values"]
 

@@ -2,10 +2,10 @@
 
 A truth (exact marginals, an enumerated joint, an HMC reference) is a flat ``{name: array}``
 stored as ``<data dir>/league-truth/<family>-<key>.npz`` (the data dir is ``$MIXLAB_DATA_DIR``
-or ``~/.cache/mixlab``, mixlab.data.store), where ``key`` is the first 16 hex digits of the
+or ``~/.cache/mixlab``, mixlab.data.cache), where ``key`` is the first 16 hex digits of the
 SHA-256 of the definition (canonical JSON, plus :data:`TRUTH_VERSION` of the computation). The
 file also holds the definition itself, checked on reading; a file that does not match or cannot
-be read is computed again. Files are written atomically (mixlab.atomic): a killed league never
+be read is computed again. Files are written atomically (mixlab.runfile.atomic): a killed league never
 leaves half a truth, and a lock file makes cells running at once compute it once. A truth file
 is data only: reading it never runs code (``allow_pickle``
 is off).
@@ -35,7 +35,7 @@ def definition_key(family: str, definition: dict) -> str:
 
 
 def truth_path(family: str, definition: dict) -> Path:
-    from ..data.store import data_dir
+    from ..data.cache import data_dir
 
     return data_dir() / "league-truth" / f"{family}-{definition_key(family, definition)}.npz"
 
@@ -79,7 +79,7 @@ def _cached_truth(family: str, definition: dict, compute: Callable[[], dict]) ->
     buf = io.BytesIO()
     np.savez(buf, __definition__=np.asarray(canon), **values)
     try:
-        from ..atomic import atomic_write
+        from ..runfile.atomic import atomic_write
 
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(path, buf.getvalue())

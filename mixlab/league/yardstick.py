@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..checkpoint import AttributeState
+from ..runfile.checkpoint import AttributeState
 from .cost import WORK_KEY
 
 #: the most batches kept per chain before neighbours are merged

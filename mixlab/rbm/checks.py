@@ -86,7 +86,7 @@ def adapt(p: dict, given) -> dict:
     """With ``data.file`` (the user's images), the spec file's keys that describe its
     registered data set stop applying: ``data.name``, ``data.fallback``, ``data.classes`` and
     ``data.pca`` are set to null. Keys the user gave stay, for the check to refuse by name."""
-    from ..spec import drop
+    from ..spec.resolver import drop
 
     if not p["data"].get("file"):
         return {}

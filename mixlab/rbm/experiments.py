@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import registry
 from ..errors import SpecError
-from ..registry import experiment
-from ..schema import MapOf, Param, SamplerEntry
+from ..plugins import registry
+from ..plugins.registry import experiment
+from ..spec.schema import MapOf, Param, SamplerEntry
 from . import evaluators as ev_mod
 from . import isl as isl_mod
 from . import samplers as _builtin_samplers  # noqa: F401  (registers the built-in samplers)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..numba_cache import CACHE
+from ..compiled.numba_cache import CACHE
 
 __all__ = ["mean_abs_diff", "sparse_vis_to_hid", "update_weights"]
 

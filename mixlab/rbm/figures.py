@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from ..errors import FigureNotReady
-from ..registry import figure
+from ..plugins.registry import figure
 
 _COLORS = {"gibbs": "C3", "sample-penalization": "C2", "rates-herding": "C1",
            "rates-fpcd": "C0"}

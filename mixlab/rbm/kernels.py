@@ -54,7 +54,7 @@ import numpy as np
 from numba import njit, types
 from numba.extending import intrinsic
 
-from ..numba_cache import CACHE
+from ..compiled.numba_cache import CACHE
 
 __all__ = ["pack_rows", "pack_cols", "popcount64", "hamming_count", "hamming_sum",
            "hist_power_sums", "power_tops", "mean_se", "THREADS"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..numba_cache import CACHE
+from ..compiled.numba_cache import CACHE
 from ..numerics import softplus
 
 __all__ = ["GROUP", "PRODUCT_MAX_ACT", "log_product_sums", "softplus_row_sums"]

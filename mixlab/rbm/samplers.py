@@ -28,9 +28,9 @@ from typing import Any
 
 import numpy as np
 
+from mixlab.plugins.registry import sampler as register_sampler
 from mixlab.rbm.fast_weights import mean_abs_diff, sparse_vis_to_hid, update_weights
-from mixlab.registry import sampler as register_sampler
-from mixlab.schema import Param
+from mixlab.spec.schema import Param
 
 EMIT_CHOICES = ("binary", "means", "both")
 INIT_CHOICES = ("data", "noise")
@@ -202,7 +202,7 @@ class _Base:
                              f" got {emit!r}")
         self.chains, self.k, self.init_mode, self.emit = int(chains), int(k), init, emit
         self.V, self.H = self.W.shape
-        # the family's cost statistic (mixlab.families): k block-Gibbs sweeps update V + H units
+        # the family's cost statistic (mixlab.plugins.families): k block-Gibbs sweeps update V + H units
         self._site_updates = np.full(self.chains, float(self.k * (self.V + self.H)))
         if init == "data":
             if init_data is None:
@@ -472,7 +472,7 @@ class RatesHerding(_FastWeights):
 
 
 # ---------------------------------------------------------------------------------------------
-# registration: the "rbm" family's built-in samplers (mixlab.registry.sampler).  A factory gets
+# registration: the "rbm" family's built-in samplers (mixlab.plugins.registry.sampler).  A factory gets
 # the target (mixlab.rbm.target.RBMTarget: an RBM with W (V,H), b (V,), c (H,), plus the binary
 # training set ``train_X`` (N,V), the rates ``rates`` (or None: computed here from train_X), the
 # initial-state mode ``init`` and the draws wanted ``emit``), the spec entry's params and the

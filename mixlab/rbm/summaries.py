@@ -13,7 +13,7 @@ block of draws ``{"samples": (chain, n, V) bool, ...}`` to ``{stat: (chain, n)}`
   across on the centre row (side//2, side//4) and a quarter down on the centre column (side//4,
   side//2); for V not a square, the flat indices V//4, V//2 and 3V//4 (:func:`summary_pixels`).
 
-``free_energy`` is float64 (the run file stores the others in a byte or two: mixlab.runner).
+``free_energy`` is float64 (the run file stores the others in a byte or two: mixlab.run.streams).
 
 Everything is vectorised over chains and draws (one GEMM per block). With at most
 :data:`TABLE_MAX_V` visible units every state's summaries are computed once, when the

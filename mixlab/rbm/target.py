@@ -2,7 +2,7 @@
 (or loaded) RBM the samplers run on.
 
 :class:`RBMTarget` is what a sampler factory of the ``rbm`` family receives
-(``mixlab.registry.sampler("rbm", ...)``): an :class:`mixlab.rbm.model.RBM` (``W (V, H)``,
+(``mixlab.plugins.registry.sampler("rbm", ...)``): an :class:`mixlab.rbm.model.RBM` (``W (V, H)``,
 ``b (V,)``, ``c (H,)``) that also carries the binary training set, the rates R of the trained
 model, the initial-state mode and the draws the experiment wants.
 
@@ -19,7 +19,7 @@ import numpy as np
 
 from ..data import DATA_SCHEMA, load_from_spec
 from ..errors import DataError, SpecError
-from ..schema import Param
+from ..spec.schema import Param
 from .model import RBM
 
 DATA_NAMES = ("usps", "mnist", "mnist-5k", "fashion-mnist")
@@ -115,7 +115,7 @@ def binary(X: np.ndarray) -> np.ndarray:
 
 def train_seed_rng(ctx) -> np.random.Generator:
     """Generator for training: depends on the spec's seed only (not on a sweep point)."""
-    from ..context import name_key
+    from ..run.context import name_key
 
     return np.random.default_rng(np.random.SeedSequence(int(ctx.params["seed"]),
                                                         spawn_key=(name_key("train"),)))

@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import MixlabError, SpecError
-from ..schema import Param
+from ..spec.schema import Param
 from .model import RBM, sigmoid, softplus
 
 __all__ = [

@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..numba_cache import CACHE
+from ..compiled.numba_cache import CACHE
 
 __all__ = ["bilinear_envelope", "chain_max", "decode", "dual_bound", "trws_sweeps"]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..checkpoint import AttributeState
+from ..runfile.checkpoint import AttributeState
 
 
 class MarginalError(AttributeState):

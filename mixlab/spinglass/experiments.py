@@ -25,8 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..registry import experiment
-from ..schema import Param
+from ..plugins.registry import experiment
+from ..spec.schema import Param
 from . import checks, exact
 from .bounds import expected_lower_bound, probable_lower_bound, upper_bound
 from .model import random_spin_glass

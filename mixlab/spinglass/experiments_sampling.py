@@ -30,10 +30,10 @@ import time
 
 import numpy as np
 
-from .. import registry
 from ..errors import SpecError
-from ..registry import experiment
-from ..schema import MapOf, Param, SamplerEntry
+from ..plugins import registry
+from ..plugins.registry import experiment
+from ..spec.schema import MapOf, Param, SamplerEntry
 from . import checks
 from .evaluators import MarginalError
 from .exact import marginals as exact_marginals

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..registry import figure
+from ..plugins.registry import figure
 from .experiments import BASELINES
 from .experiments import LABELS as ESTIMATOR_LABELS
 from .experiments_sampling import PM_METHODS, series_style

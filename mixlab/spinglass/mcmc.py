@@ -41,7 +41,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..numba_cache import CACHE
+from ..compiled.numba_cache import CACHE
 from .evaluators import MarginalError  # its home is evaluators.py; re-exported here
 from .model import SpinGlass
 

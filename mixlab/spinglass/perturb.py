@@ -71,7 +71,7 @@ class PerturbMAPSampler:
 
     def step(self, state: dict, rng: np.random.Generator):
         x, v = self.draw(rng)
-        # cost statistic of the family (mixlab.families): each MAP solution assigns every site
+        # cost statistic of the family (mixlab.plugins.families): each MAP solution assigns every site
         site_updates = np.full(self.chains, float(x[0].size))
         return ({"steps": state["steps"] + 1}, {"samples": x > 0},
                 {"map_value": v, "site_updates": site_updates})

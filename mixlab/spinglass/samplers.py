@@ -9,8 +9,8 @@ is one independent perturbed MAP solution per chain.
 from __future__ import annotations
 
 from ..errors import SpecError
-from ..registry import sampler
-from ..schema import Param
+from ..plugins.registry import sampler
+from ..spec.schema import Param
 from . import mcmc, perturb
 from .target import SpinGlassTarget
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import DataError, SpecError
-from ..schema import Param
+from ..spec.schema import Param
 from .exact import MAX_WIDTH, log_partition
 from .exact import marginals as exact_marginals
 from .model import SpinGlass, load_npz

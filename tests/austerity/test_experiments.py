@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 
 from mixlab.austerity.evaluators import PredictiveRisk, VarianceL1
-from mixlab.context import execute
 from mixlab.errors import DataError
 from mixlab.plotting import render
-from mixlab.spec import load_spec
-from mixlab.store import RunReader
+from mixlab.run.context import execute
+from mixlab.runfile.store import RunReader
+from mixlab.spec.resolver import load_spec
 
 REPO = Path(__file__).resolve().parents[2]
 SPECS = REPO / "experiments" / "austerity"
@@ -100,7 +100,7 @@ def test_fig1_fig2_tiny(tmp_path):
 def _title(run, name):
     from matplotlib.figure import Figure
 
-    from mixlab import registry
+    from mixlab.plugins import registry
 
     fig = Figure()
     registry.all_figures()[name].draw(run, fig)

@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from mixlab import registry
 from mixlab.errors import SpecError
-from mixlab.schema import ListOf, MapOf, Param, SamplerEntry
-from mixlab.spec import load_spec
+from mixlab.plugins import registry
+from mixlab.spec.resolver import load_spec
+from mixlab.spec.schema import ListOf, MapOf, Param, SamplerEntry
 
 SPECS = Path(__file__).resolve().parents[2] / "experiments" / "austerity"
 

@@ -8,10 +8,10 @@ import pytest
 from mixlab.austerity.evaluators import JointL1
 from mixlab.austerity.mrf import enumerate_joint, random_subsets
 from mixlab.austerity.target_mrf import build_model, truth_joint
-from mixlab.context import execute
 from mixlab.errors import SpecError
-from mixlab.spec import load_spec
-from mixlab.store import RunReader
+from mixlab.run.context import execute
+from mixlab.runfile.store import RunReader
+from mixlab.spec.resolver import load_spec
 
 REPO = Path(__file__).resolve().parents[2]
 SPECS = REPO / "experiments" / "austerity"

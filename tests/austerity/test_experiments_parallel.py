@@ -7,9 +7,9 @@ import h5py
 import numpy as np
 import pytest
 
-from mixlab.context import execute
-from mixlab.parallel import available_cores
-from mixlab.spec import load_spec
+from mixlab.run.context import execute
+from mixlab.run.workers import available_cores
+from mixlab.spec.resolver import load_spec
 
 SPECS = Path(__file__).resolve().parents[2] / "experiments" / "austerity"
 # -j is capped at the cores the process may use: these runs need two workers

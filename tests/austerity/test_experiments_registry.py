@@ -7,12 +7,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mixlab import registry
-from mixlab.context import execute
 from mixlab.errors import DataError, SpecError
 from mixlab.plotting import render
-from mixlab.spec import load_spec
-from mixlab.store import RunReader
+from mixlab.plugins import registry
+from mixlab.run.context import execute
+from mixlab.runfile.store import RunReader
+from mixlab.spec.resolver import load_spec
 
 SPECS = Path(__file__).resolve().parents[2] / "experiments" / "austerity"
 HMC_TINY = ["hmc.chains=2", "hmc.burn_in=20", "hmc.samples=100", "hmc.keep=100"]

@@ -8,14 +8,14 @@ import h5py
 import numpy as np
 import pytest
 
-from mixlab import registry
 from mixlab.austerity.evaluators import Calibration, JointL1, PredictiveRisk, VarianceL1
 from mixlab.austerity.mrf import ExactGibbs
 from mixlab.austerity.target_mrf import build_model
-from mixlab.checkpoint import read_state, write_state
-from mixlab.context import execute
-from mixlab.spec import load_spec
-from mixlab.store import RunReader
+from mixlab.plugins import registry
+from mixlab.run.context import execute
+from mixlab.runfile.checkpoint import read_state, write_state
+from mixlab.runfile.store import RunReader
+from mixlab.spec.resolver import load_spec
 
 SPECS = Path(__file__).resolve().parents[2] / "experiments" / "austerity"
 

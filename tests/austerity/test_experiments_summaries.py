@@ -9,10 +9,10 @@ import pytest
 from mixlab.austerity.mrf import all_states, random_subsets
 from mixlab.austerity.summaries import MRFEnergy, mrf_summaries, theta_dims, theta_summaries
 from mixlab.austerity.target_mrf import build_model
-from mixlab.context import execute
 from mixlab.errors import DataError, SpecError
-from mixlab.spec import load_spec
-from mixlab.store import RunReader
+from mixlab.run.context import execute
+from mixlab.runfile.store import RunReader
+from mixlab.spec.resolver import load_spec
 
 SPECS = Path(__file__).resolve().parents[2] / "experiments" / "austerity"
 

@@ -62,10 +62,10 @@ def test_big_n_run_records_every_series_and_checks_its_truth(tmp_path):
     """The big-N experiment end to end at small N: every (N, test) series sampled and recorded,
     the exact series reading all the data and the tests a fraction of it, and the truth's mean
     within a few posterior sd of the generating parameters."""
-    from mixlab.context import execute
     from mixlab.plotting import render
-    from mixlab.spec import resolve
-    from mixlab.store import RunReader
+    from mixlab.run.context import execute
+    from mixlab.runfile.store import RunReader
+    from mixlab.spec.resolver import resolve
 
     raw = {"name": "bign-small", "experiment": "austerity.big_n", "seed": 1,
             "data": {"synthetic": {"n": 1000, "d": 5, "seed": 2, "test": 50}},

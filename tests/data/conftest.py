@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mixlab.data import registry
-from mixlab.data.registry import DatasetSpec, FileSpec
+from mixlab.data import catalogue as registry
+from mixlab.data.catalogue import DatasetSpec, FileSpec
 
 # The mirror the test run was started with (CI: MIXLAB_DATA_MIRROR=../shared/data, relative to
 # the current directory), captured before the autouse fixture clears the variable.

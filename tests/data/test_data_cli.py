@@ -13,7 +13,8 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from mixlab.cli.data_cmd import data
-from mixlab.data import NAMES, store
+from mixlab.data import NAMES
+from mixlab.data import cache as store
 from mixlab.errors import DataError
 
 REPO = Path(__file__).resolve().parents[2]

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from mixlab import data
-from mixlab.data import store
-from mixlab.data.registry import DATASETS, DatasetSpec, FileSpec
+from mixlab.data import cache as store
+from mixlab.data.catalogue import DATASETS, DatasetSpec, FileSpec
 from mixlab.errors import DataError, UsageError
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from mixlab import data
 from mixlab.errors import SpecError
-from mixlab.schema import validate
+from mixlab.spec.schema import validate
 
 
 @pytest.fixture

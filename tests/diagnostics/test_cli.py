@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from mixlab.cli import cli
-from mixlab.store import RunReader
+from mixlab.runfile.store import RunReader
 
 REPO = Path(__file__).resolve().parents[2]
 TOY = REPO / "experiments" / "toy" / "gaussian.yaml"

@@ -6,13 +6,13 @@ other would break these numbers (checked on purpose below)."""
 import numpy as np
 import pytest
 
-from mixlab import registry
-from mixlab.context import execute
 from mixlab.diagnostics import diagnose
 from mixlab.diagnostics.mixing import diagnose_arrays
-from mixlab.schema import Param
-from mixlab.spec import resolve
-from mixlab.store import RunReader
+from mixlab.plugins import registry
+from mixlab.run.context import execute
+from mixlab.runfile.store import RunReader
+from mixlab.spec.resolver import resolve
+from mixlab.spec.schema import Param
 
 PHI = (0.5, 0.9)
 OFFSET = 10.0            # chain c of coordinate 2 is shifted by c * OFFSET

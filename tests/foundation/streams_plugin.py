@@ -12,7 +12,7 @@ import time
 import numpy as np
 
 from mixlab.api import Param, experiment
-from mixlab.generic import GaussianRWM, MeanError
+from mixlab.toy.generic import GaussianRWM, MeanError
 
 
 class Witnessed(GaussianRWM):

@@ -7,8 +7,8 @@ import time
 import numpy as np
 import pytest
 
-from mixlab.runner import run_stream
-from mixlab.store import RunStore
+from mixlab.run.streams import run_stream
+from mixlab.runfile.store import RunStore
 
 STEP = 0.002          # each step sleeps this long (at least)
 

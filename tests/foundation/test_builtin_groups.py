@@ -1,4 +1,4 @@
-"""mixlab.plugins.BUILTIN_GROUPS says which of mixlab's own modules register which experiments,
+"""mixlab.plugins.discovery.BUILTIN_GROUPS says which of mixlab's own modules register which experiments,
 figures and samplers, so that a registry read imports only what it needs. These tests check the
 tables against what the modules register when each group is imported alone, in a process of its
 own (imports are process-wide, so one process per group), and that a toy run imports no family.
@@ -15,11 +15,12 @@ import os
 import subprocess
 import sys
 
-from mixlab import plugins, registry
+from mixlab.plugins import discovery as plugins
+from mixlab.plugins import registry
 
 REGISTERED = """
 import json, os, sys
-from mixlab import plugins, registrations as r
+from mixlab.plugins import discovery as plugins, registrations as r
 
 
 def registered(groups):
@@ -98,7 +99,7 @@ def test_each_group_registers_what_the_tables_say_it_does():
 
 
 def test_a_toy_spec_resolves_without_importing_any_family(tmp_path):
-    code = ("import sys\nfrom mixlab.spec import load_spec\nfrom mixlab.builtin_specs import resolve_spec\n"
+    code = ("import sys\nfrom mixlab.spec.resolver import load_spec\nfrom mixlab.spec.builtin import resolve_spec\n"
             "load_spec(resolve_spec('toy/gaussian'))\n"
             "print(sorted(m for m in sys.modules if m.startswith(('mixlab.rbm', "
             "'mixlab.spinglass', 'mixlab.austerity', 'mixlab.league', 'numba'))))")

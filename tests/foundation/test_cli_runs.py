@@ -14,8 +14,8 @@ import pytest
 from click.testing import CliRunner
 
 from mixlab.cli import cli
-from mixlab.generic import GaussianRWM
-from mixlab.store import RunReader
+from mixlab.runfile.store import RunReader
+from mixlab.toy.generic import GaussianRWM
 
 TOY = """
 experiment: toy.gaussian
@@ -167,7 +167,7 @@ def test_signal_during_checkpoint_write_is_held_until_it_is_complete(spec, tmp_p
     """A SIGINT arriving while a checkpoint is being rewritten (old one deleted, new one half
     written) is delivered only after the write: the run stops cleanly and resumes to the same
     bytes.  Without the hold the checkpoint is left broken."""
-    import mixlab.runner as runner
+    import mixlab.run.streams as runner
 
     # The hold re-delivers the signal to the handler found on entry; start from Python's default
     # (KeyboardInterrupt): a suite launched in the background (`cmd &`) inherits SIGINT ignored.
@@ -239,7 +239,7 @@ def test_subprocess_readme_path_and_sigterm_resume(tmp_path):
 
 
 def test_interruption_sees_the_signal_behind_a_system_error():
-    from mixlab.context import _Terminated, interruption
+    from mixlab.run.context import _Terminated, interruption
 
     stop = _Terminated()
     try:

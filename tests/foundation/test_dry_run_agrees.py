@@ -26,8 +26,8 @@ from click.testing import CliRunner
 
 import mixlab.data
 from mixlab.cli import cli
-from mixlab.context import Context
-from mixlab.spec import get_dotted, load_spec
+from mixlab.run.context import Context
+from mixlab.spec.resolver import get_dotted, load_spec
 
 REPO = Path(__file__).resolve().parents[2]
 # every shipped spec of an experiment kind; a league spec (experiments/league/) is many runs,

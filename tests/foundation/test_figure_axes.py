@@ -12,11 +12,11 @@ import pytest
 from click.testing import CliRunner
 from matplotlib.figure import Figure
 
-from mixlab import registry
-from mixlab.context import execute
 from mixlab.errors import DataError
-from mixlab.spec import load_spec, resolve
-from mixlab.store import RunReader
+from mixlab.plugins import registry
+from mixlab.run.context import execute
+from mixlab.runfile.store import RunReader
+from mixlab.spec.resolver import load_spec, resolve
 
 REPO = Path(__file__).resolve().parents[2]
 SPECS = REPO / "experiments"

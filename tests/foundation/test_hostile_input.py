@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from mixlab import registry
 from mixlab.cli import cli
-from mixlab.context import execute
-from mixlab.schema import Param
-from mixlab.spec import resolve
+from mixlab.plugins import registry
+from mixlab.run.context import execute
+from mixlab.spec.resolver import resolve
+from mixlab.spec.schema import Param
 
 ROOT = Path(__file__).resolve().parents[2]
 

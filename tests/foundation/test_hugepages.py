@@ -1,4 +1,4 @@
-"""mixlab.hugepages.empty: the arrays the austerity kernels read at random (column tiles, padded
+"""mixlab.austerity.kernels.hugepages.empty: the arrays the austerity kernels read at random (column tiles, padded
 rows) are allocated by it; their values must be ordinary arrays' whatever the pages."""
 
 import mmap
@@ -7,8 +7,7 @@ import pickle
 import numpy as np
 import pytest
 
-from mixlab import hugepages
-from mixlab.austerity.kernels import column_tiles, padded_rows
+from mixlab.austerity.kernels import column_tiles, hugepages, padded_rows
 
 HAS_ADVICE = all(hasattr(mmap, a) for a in ("MADV_HUGEPAGE", "MAP_PRIVATE", "MAP_ANONYMOUS"))
 

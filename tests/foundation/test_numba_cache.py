@@ -1,4 +1,4 @@
-"""numba's on-disk cache of compiled code follows every source it depends on (mixlab.numba_cache).
+"""numba's on-disk cache of compiled code follows every source it depends on (mixlab.compiled.numba_cache).
 
 A two-module package: ``outer`` in a.py calls ``inner`` in b.py, both ``cache=True``.  After b.py
 changes with a.py byte-identical and its mtime kept, a new process must run the new ``inner``
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import mixlab
 from mixlab.austerity.kernels import look
-from mixlab.numba_cache import CACHE, MEMO_NAME, _compute_stamp, tree_stamp
+from mixlab.compiled.numba_cache import CACHE, MEMO_NAME, _compute_stamp, tree_stamp
 
 A_PY = """from numba import njit
 
@@ -44,7 +44,7 @@ def inner(x):
 FORKS = """import json, os, sys
 from pathlib import Path
 import numba  # noqa: F401
-from mixlab.numba_cache import install
+from mixlab.compiled.numba_cache import install
 for _ in sys.stdin:
     pid = os.fork()
     if pid == 0:

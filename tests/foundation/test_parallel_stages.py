@@ -1,4 +1,4 @@
-"""Independent stages under ``-j N`` (mixlab.parallel_stages): computed in other processes,
+"""Independent stages under ``-j N`` (mixlab.run.stages): computed in other processes,
 written in their given order, a failing stage's exception raised in the parent (a real
 experiment's stages: tests/spinglass/test_stages_under_jobs.py)."""
 
@@ -10,7 +10,7 @@ import time
 import numpy as np
 import pytest
 
-from mixlab.parallel_stages import compute
+from mixlab.run.stages import compute
 
 
 def _stage(i: int, delay: float):

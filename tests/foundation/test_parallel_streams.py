@@ -16,10 +16,10 @@ import h5py
 import numpy as np
 import pytest
 
-from mixlab.context import execute
-from mixlab.parallel import available_cores
-from mixlab.runlock import live_writer
-from mixlab.spec import load_spec
+from mixlab.run.context import execute
+from mixlab.run.workers import available_cores
+from mixlab.runfile.lock import live_writer
+from mixlab.spec.resolver import load_spec
 
 from .test_crash_safety import here, mixlab, wait_for
 
@@ -184,7 +184,7 @@ def test_a_kill_between_taking_a_final_hand_off_and_deleting_it_leaves_no_file(
     checkpoint (the stream is complete in run.h5) but not yet deleted the worker's hand-off
     file. The resumed run finds the stream complete, runs nothing for it, and still leaves
     no hand-off file behind."""
-    from mixlab import parallel
+    from mixlab.run import workers as parallel
 
     spec, serial = draw_spec
     out = tmp_path / "run"

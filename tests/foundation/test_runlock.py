@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import os
 
-from mixlab import runlock
-from mixlab.context import execute
-from mixlab.runlock import LOCK_NAME, RunLock, last_writer, live_writer
-from mixlab.spec import load_spec
-from mixlab.store import RunReader
+from mixlab.run.context import execute
+from mixlab.runfile import lock as runlock
+from mixlab.runfile.lock import LOCK_NAME, RunLock, last_writer, live_writer
+from mixlab.runfile.store import RunReader
+from mixlab.spec.resolver import load_spec
 
 TOY = "experiment: toy.gaussian\ndim: 2\nchains: 2\nbudget: {draws: 100}\nblock: 50\n"
 

@@ -3,8 +3,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mixlab.errors import SpecError
-from mixlab.schema import ListOf, MapOf, Param, validate
-from mixlab.spec import parse_override, parse_yaml, resolve
+from mixlab.spec.resolver import parse_override, parse_yaml, resolve
+from mixlab.spec.schema import ListOf, MapOf, Param, validate
 
 SCHEMA = {
     "chains": Param(4, int, lo=1),

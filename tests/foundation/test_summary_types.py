@@ -7,8 +7,8 @@ from __future__ import annotations
 import h5py
 import numpy as np
 
-from mixlab.runner import run_stream
-from mixlab.store import RunReader, RunStore
+from mixlab.run.streams import run_stream
+from mixlab.runfile.store import RunReader, RunStore
 
 
 class _Counter:

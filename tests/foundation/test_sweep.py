@@ -9,10 +9,11 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from mixlab import sweep
 from mixlab.cli import cli
-from mixlab.store import RunReader
-from mixlab.sweep import plan, run_sweep
+from mixlab.runfile.store import RunReader
+from mixlab.sweep import launch
+from mixlab.sweep.grid import plan
+from mixlab.sweep.launch import run_sweep
 
 TOY = """
 experiment: toy.gaussian
@@ -104,16 +105,16 @@ def test_pool_workers_get_one_thread_each(monkeypatch):
     def pool_pass(*args, **kwargs):
         seen.append({v: os.environ.get(v) for v in names})
         return []
-    monkeypatch.setattr(sweep, "_pool_pass", pool_pass)
+    monkeypatch.setattr(launch, "_pool_pass", pool_pass)
     for v in names:
         monkeypatch.delenv(v, raising=False)
-    sweep._run_on_pool(2, [], [], [], None)
+    launch._run_on_pool(2, [], [], [], None)
     monkeypatch.setenv("MIXLAB_KERNEL_THREADS", "2")
-    sweep._run_on_pool(2, [], [], [], None)
+    launch._run_on_pool(2, [], [], [], None)
     assert seen == [dict.fromkeys(names, "1"), {"OPENBLAS_NUM_THREADS": "1",
                                                 "MIXLAB_KERNEL_THREADS": "2"}]
     assert os.environ.get("OPENBLAS_NUM_THREADS") is None
-    code = ("import os; from mixlab.parallel import _one_thread; _one_thread(); "
+    code = ("import os; from mixlab.run.workers import _one_thread; _one_thread(); "
             "from mixlab.rbm.kernels import threads; "
             "print(os.environ['MIXLAB_KERNEL_THREADS'], threads())")
     env = {k: v for k, v in os.environ.items() if k != "MIXLAB_KERNEL_THREADS"}

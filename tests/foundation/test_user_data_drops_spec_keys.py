@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from mixlab.cli import cli
 from mixlab.errors import SpecError
-from mixlab.spec import check_startup, load_spec
+from mixlab.spec.resolver import check_startup, load_spec
 
 REPO = Path(__file__).resolve().parents[2]
 FIG3 = REPO / "experiments" / "austerity" / "fig3.yaml"

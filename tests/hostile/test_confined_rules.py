@@ -1,4 +1,4 @@
-"""The rules of mixlab.confined and mixlab.runfile_check, one by one, on small files."""
+"""The rules of mixlab.runfile.confined and mixlab.runfile.check, one by one, on small files."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import h5py
 import numpy as np
 import pytest
 
-from mixlab import confined
 from mixlab.errors import RunFileError
-from mixlab.runfile_check import check_run_file
-from mixlab.segments import StreamSegments
+from mixlab.runfile import confined
+from mixlab.runfile.check import check_run_file
+from mixlab.runfile.segments import StreamSegments
 
 
 def test_names_that_leave_the_directory_are_refused(tmp_path):

@@ -77,7 +77,7 @@ def test_cells_are_ordinary_runs_and_show_reads_the_league(hot_league):
     cell = next(p for p in out.iterdir() if p.name.endswith("sampler=gibbs"))
     r = _cli("show", cell)
     assert r.exit_code == 0 and "work/error/median" in r.output
-    from mixlab.store import RunReader
+    from mixlab.runfile.store import RunReader
 
     with RunReader(cell) as run:                    # equal-time blocks: 0.15 s / 8 each
         curves = run.metrics()["error_vs_seconds"]
@@ -137,7 +137,7 @@ def test_a_second_league_on_a_running_leagues_directory_stops_naming_the_first(t
     """While one process runs a league's directory, a second on it exits 1 at once naming the
     first, and writes nothing there (its cells would otherwise be recorded as locked
     failures in a table that exits 0)."""
-    from mixlab.runlock import directory_lock
+    from mixlab.runfile.lock import directory_lock
 
     out = tmp_path / "league"
     with directory_lock(out, "league"):

@@ -6,10 +6,10 @@ import os
 
 import pytest
 
-from mixlab.builtin_specs import resolve_spec
 from mixlab.league.league import _start_method, run_league
 from mixlab.league.report import WORK_COLUMNS
-from mixlab.spec import load_spec
+from mixlab.spec.builtin import resolve_spec
+from mixlab.spec.resolver import load_spec
 from tests.league.conftest import no_league_figure
 
 #: columns that depend only on the draws (the equal-work ones, the ESS of the equal-work

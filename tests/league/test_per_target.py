@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from mixlab.builtin_specs import resolve_spec
 from mixlab.errors import SpecError
 from mixlab.league.league import plan
-from mixlab.spec import load_spec
+from mixlab.spec.builtin import resolve_spec
+from mixlab.spec.resolver import load_spec
 
 
 def _cells(*overrides):

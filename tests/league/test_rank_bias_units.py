@@ -90,7 +90,7 @@ def test_batch_mcse_matches_iid_error_and_bias_verdict():
 
 
 def test_moment_yardstick_scores_mean_and_sd_in_sd_units():
-    from mixlab.league.target_logistic import MomentYardstick
+    from mixlab.league.logistic_targets import MomentYardstick
 
     mean, sd = np.array([1.0, -2.0]), np.array([0.5, 2.0])
     ev = MomentYardstick(mean, sd, work_marks=[8.0])

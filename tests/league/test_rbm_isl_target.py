@@ -74,8 +74,8 @@ def _naive_isl(S, Xt, Xv, beta):
 
 
 def test_yardstick_is_the_reference_minus_the_isl_of_the_draws_in_draw_major_order(data_dir):
-    from mixlab.checkpoint import read_state, write_state
     from mixlab.rbm.isl import ISLEvaluator
+    from mixlab.runfile.checkpoint import read_state, write_state
 
     inst = _build(TINY)
     X, Xt, Xv = target_rbm_isl.isl_sets(TINY)

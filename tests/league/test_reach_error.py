@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mixlab.builtin_specs import resolve_spec
 from mixlab.league import reach, targets
-from mixlab.spec import load_spec
-from mixlab.store import RunReader
+from mixlab.runfile.store import RunReader
+from mixlab.spec.builtin import resolve_spec
+from mixlab.spec.resolver import load_spec
 from tests.league.conftest import no_league_figure
 
 
@@ -49,7 +49,7 @@ def test_stated_errors_are_the_expected_errors_of_1000_independent_draws(data_di
         # two significant digits, and the simulation's own error (400 replicates)
         assert inst.reach_error == pytest.approx(np.mean(errs), rel=0.06), name
     # the logistic yardstick on 1,000 independent draws of a normal posterior
-    from mixlab.league.target_logistic import MomentYardstick
+    from mixlab.league.logistic_targets import MomentYardstick
 
     m, s = np.array([0.5, -2.0, 1.0]), np.array([1.0, 0.1, 3.0])
     errs = []

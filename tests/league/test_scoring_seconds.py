@@ -7,10 +7,10 @@ import time
 
 import pytest
 
-from mixlab.builtin_specs import resolve_spec
 from mixlab.league import targets
 from mixlab.league.league import run_league
-from mixlab.spec import load_spec
+from mixlab.spec.builtin import resolve_spec
+from mixlab.spec.resolver import load_spec
 from tests.league.conftest import no_league_figure
 
 PAUSE = 0.002     # seconds each summarized block is made to take

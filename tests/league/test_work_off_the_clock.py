@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mixlab import runner
 from mixlab.league.cost import WORK_KEY, WorkMeter
-from mixlab.runner import run_stream
-from mixlab.store import RunStore
+from mixlab.run import streams as runner
+from mixlab.run.streams import run_stream
+from mixlab.runfile.store import RunStore
 
 
 class _Clock:

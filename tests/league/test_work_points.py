@@ -4,11 +4,11 @@ exact draw of each mark, batch means by draws) is the same whatever the blocks."
 
 import csv
 
-from mixlab.builtin_specs import resolve_spec
 from mixlab.league.league import run_league
 from mixlab.league.report import WORK_COLUMNS
-from mixlab.spec import load_spec
-from mixlab.store import RunReader
+from mixlab.runfile.store import RunReader
+from mixlab.spec.builtin import resolve_spec
+from mixlab.spec.resolver import load_spec
 from tests.league.conftest import no_league_figure
 
 

@@ -60,7 +60,8 @@ def fresh_plugins():
     loaded, no plugin file); what is loaded inside is forgotten afterwards (registry, plugin
     records and the plugin files' modules), so a plugin file edited between two commands is
     loaded as it is then, under the module name a fresh process gives it."""
-    from mixlab import plugins, registry
+    from mixlab.plugins import discovery as plugins
+    from mixlab.plugins import registry
 
     registry.load_plugins()
     before, loaded = registry.snapshot(), dict(plugins._PLUGINS)

@@ -1,14 +1,14 @@
-"""Every built-in sampler reports its family's cost statistic (mixlab.families), with the value
+"""Every built-in sampler reports its family's cost statistic (mixlab.plugins.families), with the value
 the family's definition gives for that sampler's step."""
 
 import numpy as np
 import pytest
 
-from mixlab import registry
 from mixlab.austerity.logistic import LogisticPosterior
 from mixlab.austerity.mrf import make_mrf
 from mixlab.austerity.target_logistic import LogisticTarget
-from mixlab.families import FAMILY_INFO, cost_statistic
+from mixlab.plugins import registry
+from mixlab.plugins.families import FAMILY_INFO, cost_statistic
 from mixlab.rbm.target import RBMTarget
 from mixlab.spinglass.model import random_spin_glass
 from mixlab.spinglass.target import SpinGlassTarget

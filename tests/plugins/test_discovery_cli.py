@@ -168,7 +168,7 @@ BROKEN = {
     "shadow": ("from mixlab.api import experiment\n@experiment('toy.gaussian', schema={})\n"
                "def run(ctx):\n    pass\n",
                "registered something invalid: experiment 'toy.gaussian' is already registered "
-               "by mixlab.generic"),
+               "by mixlab.toy.generic"),
     "schema": ("from mixlab.api import sampler\n@sampler('mrf', 'y', params={'a': 3})\n"
                "def make(t, p, c):\n    return None\n",
                "its parameter schema is not made of Param"),

@@ -25,7 +25,7 @@ def test_docs_ten_line_sampler_matches_the_exact_joint(tmp_path, doc):
     path.write_text(code)
     spec = importlib.util.spec_from_file_location("doc_sampler", path)
     mod = importlib.util.module_from_spec(spec)
-    from mixlab import registry
+    from mixlab.plugins import registry
 
     registry.load_plugins()  # restoring must not drop mixlab's own registrations
     before = registry.snapshot()

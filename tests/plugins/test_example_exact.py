@@ -18,7 +18,7 @@ from mixlab_example_samplers.spinglass_houdayer import HoudayerGibbs  # noqa: E4
 
 from mixlab.austerity.logistic import LogisticPosterior  # noqa: E402
 from mixlab.austerity.mrf import enumerate_joint, make_mrf  # noqa: E402
-from mixlab.contract import check_step_output  # noqa: E402
+from mixlab.plugins.contract import check_step_output  # noqa: E402
 from mixlab.spinglass.exact import all_configurations  # noqa: E402
 from mixlab.spinglass.model import SpinGlass  # noqa: E402
 

@@ -1,13 +1,13 @@
-"""The per-family plugin-author pages are generated from mixlab.families and the registry:
+"""The per-family plugin-author pages are generated from mixlab.plugins.families and the registry:
 the committed docs equal the generator's output, so they cannot go stale."""
 
 import pytest
 from click.testing import CliRunner
 
-from mixlab import registry
 from mixlab.cli import cli
-from mixlab.families import FAMILY_INFO
-from mixlab.family_pages import families_table, family_page, with_table
+from mixlab.plugins import registry
+from mixlab.plugins.families import FAMILY_INFO
+from mixlab.plugins.family_pages import families_table, family_page, with_table
 
 from .conftest import REPO
 
@@ -16,12 +16,12 @@ from .conftest import REPO
 def test_committed_family_page_is_the_generated_one(name):
     committed = (REPO / "docs" / "plugins" / f"{name}.md").read_text()
     assert committed == family_page(name), (
-        f"docs/plugins/{name}.md is out of date: run 'python -m mixlab.family_pages'")
+        f"docs/plugins/{name}.md is out of date: run 'python -m mixlab.plugins.family_pages'")
 
 
 def test_plugins_md_holds_the_generated_families_table():
     text = (REPO / "docs" / "plugins.md").read_text()
-    assert with_table(text) == text, "run 'python -m mixlab.family_pages'"
+    assert with_table(text) == text, "run 'python -m mixlab.plugins.family_pages'"
     assert families_table() in text
 
 

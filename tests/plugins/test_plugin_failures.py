@@ -8,13 +8,13 @@ import pytest
 from click.testing import CliRunner
 
 from mixlab.cli import cli
-from mixlab.store import RunReader
+from mixlab.runfile.store import RunReader
 
 from .conftest import mixlab_env, run_mixlab, show_run
 
 HARNESS = '''
 import numpy as np
-from mixlab import registry
+from mixlab.plugins import registry
 from mixlab.api import LOGISTIC, MRF, MapOf, Param, SamplerEntry, experiment
 
 def target(family):
@@ -162,7 +162,7 @@ def test_step_failure_through_the_cli_subprocess(tmp_path):
 
 
 def test_builtin_failure_keeps_its_own_exception():
-    from mixlab.contract import code_failure
+    from mixlab.plugins.contract import code_failure
 
     try:
         np.zeros(2).reshape(3)

@@ -8,7 +8,7 @@ import json
 
 import h5py
 
-from mixlab.segments import SEGMENT_DIR, stream_id
+from mixlab.runfile.segments import SEGMENT_DIR, stream_id
 
 from .conftest import fresh_plugins, invoke_mixlab, run_mixlab, show_run
 

@@ -1,11 +1,11 @@
-"""mixlab.update.plan on hand-made records: which streams and stages a spec change makes stale."""
+"""mixlab.run.update.plan on hand-made records: which streams and stages a spec change makes stale."""
 
 import io
 
 import h5py
 
-from mixlab.sampler_builds import Built
-from mixlab.update import plan, stage_inputs, stream_inputs, write_record
+from mixlab.plugins.sampler_builds import Built
+from mixlab.run.update import plan, stage_inputs, stream_inputs, write_record
 
 SPEC = {"name": "x", "experiment": "toy.gaussian", "seed": 1, "seed_key": [], "scale": "quick",
         "chains": 4, "samplers": {"a": {"method": "gibbs"}, "b": {"method": "metropolis"}}}
@@ -16,20 +16,20 @@ def run_file(spec):
     f = h5py.File(io.BytesIO(), "w")
     for label in spec["samplers"]:
         g = f.create_group(f"streams/{label}")
-        write_record(g, stream_inputs(spec, "mixlab.generic",
+        write_record(g, stream_inputs(spec, "mixlab.toy.generic",
                                       Built("spinglass", spec["samplers"][label]["method"], MOD,
                                             label, {})))
         g.create_group("_checkpoint").attrs["complete"] = True
     model = f.create_group("stages/model")         # before the streams, built no sampler
     model.attrs["done"] = True
-    write_record(model, stage_inputs(spec, "mixlab.generic", [], []))
+    write_record(model, stage_inputs(spec, "mixlab.toy.generic", [], []))
     per_a = f.create_group("stages/curve_a")       # built sampler a
     per_a.attrs["done"] = True
-    write_record(per_a, stage_inputs(spec, "mixlab.generic",
+    write_record(per_a, stage_inputs(spec, "mixlab.toy.generic",
                                      [Built("spinglass", "gibbs", MOD, "a", {})], []))
     after = f.create_group("stages/after_b")       # computed from stream b's draws
     after.attrs["done"] = True
-    write_record(after, stage_inputs(spec, "mixlab.generic", [], ["b"]))
+    write_record(after, stage_inputs(spec, "mixlab.toy.generic", [], ["b"]))
     return f
 
 

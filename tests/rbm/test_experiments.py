@@ -11,12 +11,12 @@ from click.testing import CliRunner
 from threadpoolctl import threadpool_limits
 
 from mixlab import data as mdata
-from mixlab.context import execute
 from mixlab.errors import SpecError
-from mixlab.parallel import available_cores
-from mixlab.spec import load_spec, resolve
-from mixlab.store import RunReader
-from mixlab.update import plan
+from mixlab.run.context import execute
+from mixlab.run.update import plan
+from mixlab.run.workers import available_cores
+from mixlab.runfile.store import RunReader
+from mixlab.spec.resolver import load_spec, resolve
 
 SPECS = Path(__file__).resolve().parents[2] / "experiments" / "rates_fpcd"
 
@@ -257,8 +257,8 @@ def test_cli_train_sample_plot_evaluate_plot(tmp_path):
     _need_usps()
     from matplotlib.figure import Figure
 
-    from mixlab import registry
     from mixlab.cli import cli
+    from mixlab.plugins import registry
 
     runner = CliRunner()
     model, run = tmp_path / "m.h5", tmp_path / "run"

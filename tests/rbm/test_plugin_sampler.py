@@ -4,13 +4,13 @@ the rates-FPCD experiments and appears as one more series in their figures."""
 import pytest
 from matplotlib.figure import Figure
 
-from mixlab import registry
-from mixlab.context import execute
 from mixlab.errors import SpecError
+from mixlab.plugins import registry
 from mixlab.rbm import samplers as S
-from mixlab.schema import Param
-from mixlab.spec import resolve
-from mixlab.store import RunReader
+from mixlab.run.context import execute
+from mixlab.runfile.store import RunReader
+from mixlab.spec.resolver import resolve
+from mixlab.spec.schema import Param
 
 from .test_experiments import TINY, _need_usps
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from scipy.special import expit, logsumexp
 
-from mixlab import registry
 from mixlab.errors import SpecError
+from mixlab.plugins import registry
 from mixlab.rbm import samplers as S
 from mixlab.rbm.model import RBM
 from mixlab.rbm.target import RBMTarget

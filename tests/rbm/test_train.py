@@ -28,7 +28,7 @@ from mixlab.rbm.train import (
     train,
     train_from_spec,
 )
-from mixlab.schema import validate
+from mixlab.spec.schema import validate
 
 
 def sample_exact(m, n, rng):

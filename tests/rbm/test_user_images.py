@@ -10,11 +10,11 @@ import pytest
 from click.testing import CliRunner
 
 from mixlab.cli import cli
-from mixlab.context import execute
 from mixlab.data.user_images import load_user_images
 from mixlab.errors import DataError, SpecError
-from mixlab.spec import resolve
-from mixlab.store import RunReader
+from mixlab.run.context import execute
+from mixlab.runfile.store import RunReader
+from mixlab.spec.resolver import resolve
 
 
 def _images(n=200, side=6, seed=0):

@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mixlab.context import execute
 from mixlab.errors import SpecError
-from mixlab.spec import load_spec
-from mixlab.store import RunReader
+from mixlab.run.context import execute
+from mixlab.runfile.store import RunReader
+from mixlab.spec.resolver import load_spec
 
 SPECS = Path(__file__).resolve().parents[2] / "experiments" / "perturb_map"
 HAVE_PERTURB = importlib.util.find_spec("mixlab.spinglass.perturb") is not None

@@ -23,7 +23,7 @@ MCMC_NAMES = ("gibbs", "metropolis", "swendsen_wang")
 
 def make_sampler(method, model, chains, init="random"):
     """A registered spin glass sampler, built as the experiments build it."""
-    from mixlab import registry
+    from mixlab.plugins import registry
     from mixlab.spinglass.target import SpinGlassTarget
 
     kind = registry.get_sampler("spinglass", method)

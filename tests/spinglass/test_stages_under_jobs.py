@@ -6,8 +6,8 @@ from pathlib import Path
 
 import h5py
 
-from mixlab.context import execute
-from mixlab.spec import load_spec
+from mixlab.run.context import execute
+from mixlab.spec.resolver import load_spec
 
 SPECS = Path(__file__).resolve().parents[2] / "experiments" / "perturb_map"
 

@@ -71,7 +71,7 @@ def test_mixed_couplings_end_to_end_with_exact_log_z(tmp_path, monkeypatch):
     assert res["model/file"] == "grid.npz"
     for s in ("gibbs", "sw", "pm"):
         assert res[f"final_error/{s}"] < 0.2, res   # every sampler ran on the user's model
-    from mixlab.store import RunReader
+    from mixlab.runfile.store import RunReader
 
     with RunReader(tmp_path / "run") as run:
         marg = run.array("exact_marginals")

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from mixlab.builtin_specs import SPECS_DIR, builtin_specs, find_builtin, resolve_spec
 from mixlab.cli import cli
 from mixlab.errors import SpecError
+from mixlab.spec.builtin import SPECS_DIR, builtin_specs, find_builtin, resolve_spec
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -17,8 +17,8 @@ import pytest
 from click.testing import CliRunner
 
 from mixlab.cli import cli
-from mixlab.data import store
-from mixlab.data.registry import FileSpec
+from mixlab.data import cache as store
+from mixlab.data.catalogue import FileSpec
 
 REPO = Path(__file__).resolve().parents[2]
 MIRROR = os.environ.get("MIXLAB_DATA_MIRROR")
@@ -92,8 +92,8 @@ def test_download_under_a_full_disk(tmp_path, monkeypatch):
     src.write_bytes(payload)
     md5 = hashlib.md5(payload).hexdigest()
     cache = tmp_path / "cache"
-    code = ("from mixlab.data import store\n"
-            "from mixlab.data.registry import FileSpec\n"
+    code = ("from mixlab.data import cache as store\n"
+            "from mixlab.data.catalogue import FileSpec\n"
             "from mixlab.errors import DataError\n"
             "f = FileSpec('dl', 'src.bin', sys.argv[1], sys.argv[2])\n"
             "try:\n"

@@ -19,9 +19,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mixlab.context import execute
-from mixlab.store import RunReader
-from mixlab.sweep import plan
+from mixlab.run.context import execute
+from mixlab.runfile.store import RunReader
+from mixlab.sweep.grid import plan
 
 pytest.importorskip("dask.distributed")
 

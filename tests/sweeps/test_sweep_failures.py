@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from mixlab import registry
 from mixlab.cli import cli
-from mixlab.schema import Param
-from mixlab.store import RunReader
+from mixlab.plugins import registry
+from mixlab.runfile.store import RunReader
+from mixlab.spec.schema import Param
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -175,8 +175,8 @@ def test_dask_point_scratch_is_removed_when_the_point_ends_fails_or_its_worker_d
     or fails; one left by a killed worker (its pid dead) is removed by the next point."""
     import tempfile
 
-    from mixlab.spec import resolve
-    from mixlab.sweep import SCRATCH_PREFIX, run_point_portable
+    from mixlab.spec.resolver import resolve
+    from mixlab.sweep.point import SCRATCH_PREFIX, run_point_portable
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
@@ -200,7 +200,7 @@ def test_dask_point_scratch_is_removed_when_the_point_ends_fails_or_its_worker_d
 def test_a_second_sweep_on_a_running_sweeps_directory_stops_naming_the_first(tmp_path):
     """While one process runs a sweep's directory (holds its lock), a second on the same
     directory exits 1 at once naming it: it does not run, or record as failed, the points."""
-    from mixlab.runlock import directory_lock
+    from mixlab.runfile.lock import directory_lock
 
     spec = tmp_path / "flaky.yaml"
     spec.write_text("experiment: test.flaky_point\nname: flaky\nsweep: {summary: [x2]}\n")
@@ -224,7 +224,7 @@ def test_a_forked_child_does_not_keep_its_parents_directory_lock(tmp_path):
     still runs."""
     import multiprocessing
 
-    from mixlab.runlock import RunLock
+    from mixlab.runfile.lock import RunLock
 
     holder = RunLock.acquire(tmp_path / "d", "league")
     ctx = multiprocessing.get_context("fork")

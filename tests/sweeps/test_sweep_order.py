@@ -8,9 +8,10 @@ import time
 
 import pytest
 
-from mixlab import registry
-from mixlab.schema import Param
-from mixlab.sweep import plan, run_sweep
+from mixlab.plugins import registry
+from mixlab.spec.schema import Param
+from mixlab.sweep.grid import plan
+from mixlab.sweep.launch import run_sweep
 
 
 def _sleepy(ctx):

@@ -16,9 +16,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mixlab.context import execute
-from mixlab.store import RunReader
-from mixlab.sweep import plan
+from mixlab.run.context import execute
+from mixlab.runfile.store import RunReader
+from mixlab.sweep.grid import plan
 
 REPO = Path(__file__).resolve().parents[2]
 SPEC = "experiment: toy.gaussian\nname: toy\ndim: 1\nchains: 1\nbudget: {draws: 1000}\n"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...numba_cache import CACHE
+from ...compiled.numba_cache import CACHE
 
 __all__ = ["TILE"]
 

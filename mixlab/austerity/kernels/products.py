@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ... import hugepages
+from . import hugepages
 from .jit import _F, _JIT, _JIT_DOT, _JIT_INLINE, _JIT_TILE, _U, TILE
 from .prefetch import prefetch
 
