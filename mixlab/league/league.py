@@ -252,8 +252,7 @@ def warm_up() -> None:
     import scipy.special  # noqa: F401
     import tqdm  # noqa: F401  (each stream's progress bar, disabled in a cell)
 
-    from ..run import context  # noqa: F401  (each cell runs through them)
-    from ..run import workers as parallel  # noqa: F401  (each cell runs through them)
+    from ..run import context, workers  # noqa: F401  (each cell runs through them)
     from . import cell, ess  # noqa: F401
 
 
