@@ -44,7 +44,7 @@ def _train(p: dict) -> None:
     """The trainer's combination rules (mixlab.rbm.train.resolve_config), keyed ``train.*``."""
     from .train import resolve_config, spec_to_config
 
-    if p["model_file"]:
+    if p.get("model_file"):
         return                       # no training: the train keys are not used
     try:
         resolve_config(spec_to_config(p["train"])[1])
@@ -75,6 +75,12 @@ def check_isl(p: dict) -> None:
     if p["sequence"]["length"] and not p["record"]:
         raise SpecError("sequence.length needs the draws recorded: set record to [samples] "
                         "or [samples, means]", "record")
+
+
+def check_train_run(p: dict) -> None:
+    """``rbm.train``: the data set or file, and the trainer's combination rules."""
+    _data(p)
+    _train(p)
 
 
 def check_bias(p: dict) -> None:
