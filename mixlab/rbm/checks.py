@@ -35,9 +35,13 @@ def _data(p: dict) -> None:
 
 
 def _model_file(p: dict) -> None:
-    if p["model_file"] and not Path(p["model_file"]).expanduser().is_file():
+    from .model_file import is_training_run
+
+    path = Path(p["model_file"]).expanduser() if p["model_file"] else None
+    if path is not None and not (path.is_file() or is_training_run(path)):
         raise SpecError(f"model file not found: {p['model_file']} (an RBM saved by 'mixlab "
-                        f"train'; relative paths are from the working directory)", "model_file")
+                        f"train', or its run directory; relative paths are from the working "
+                        f"directory)", "model_file")
 
 
 def _train(p: dict) -> None:

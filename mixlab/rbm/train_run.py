@@ -31,7 +31,7 @@ import numpy as np
 from ..errors import SpecError
 from ..registry import experiment
 from ..schema import Param
-from .checks import check_train_run
+from .checks import adapt, check_train_run
 from .model import RBM
 from .target import data_schema, load_data, train_schema, train_seed_rng
 
@@ -190,6 +190,6 @@ def resolved_trainer(p: dict) -> dict:
     return json.loads(json.dumps(resolve_config(spec_to_config(p["train"])[1])))
 
 
-experiment("rbm.train", schema=TRAIN_RUN_SCHEMA, check=check_train_run,
+experiment("rbm.train", schema=TRAIN_RUN_SCHEMA, check=check_train_run, adapt=adapt,
            help="train a binary RBM (CD-k, PCD, FPCD) and its test log-likelihood "
                 "('mixlab train')")(run_train)
