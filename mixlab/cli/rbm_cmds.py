@@ -64,9 +64,8 @@ def sample(model, method, n_samples, eps_f, alpha, k, chains, shared_fast_weight
     from .. import registry
     from ..context import execute
     from ..errors import SpecError
-    from ..spec import resolve
-
     from ..rbm.model_file import is_training_run
+    from ..spec import resolve
 
     if not (Path(model).is_file() or is_training_run(model)):
         raise UsageError(f"model file not found: {model} (give a model file or the run "
