@@ -89,7 +89,7 @@ def model_file_bytes(run_dir: Path, run_dir_text: str) -> bytes:
         st = run.stage("train")
         results = run.results()
     from ..spec import spec_hash
-    from .train_run import resolved_trainer
+    from .train import resolve_config, spec_to_config
 
     d = spec["data"]
     attrs: dict[str, Any] = {
@@ -97,7 +97,7 @@ def model_file_bytes(run_dir: Path, run_dir_text: str) -> bytes:
         "binarize": "none" if d.get("binarize") is None else float(d["binarize"]),
         "max_train": "none" if d.get("max_train") is None else int(d["max_train"]),
         "seed": int(spec["seed"]), "trainer": spec["train"]["trainer"],
-        "trainer_config": json.dumps(resolved_trainer(spec)),
+        "trainer_config": json.dumps(resolve_config(spec_to_config(spec["train"])[1])),
         "epochs_done": int(results.get("epochs_done", 0)),
         **{k: results[k] for k in RESULT_KEYS if k in results},
         "training_spec": a["spec"], "spec_hash": spec_hash(spec), "run_dir": run_dir_text,

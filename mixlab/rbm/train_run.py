@@ -23,7 +23,6 @@ here as inside the rates-FPCD experiments; AIS draws from ``ctx.rng("eval", "ais
 
 from __future__ import annotations
 
-import json
 import math
 
 import numpy as np
@@ -180,14 +179,6 @@ def run_train(ctx) -> None:
         st.set_result("ais_betas", evp["ais_betas"])
     ctx.log(f"test log-likelihood {float(ev['test_ll']):.4f} nats (log Z "
             f"{float(ev['log_z']):.4f}, {how})")
-
-
-def resolved_trainer(p: dict) -> dict:
-    """The trainer's resolved configuration of a spec (:func:`mixlab.rbm.train.resolve_config`)
-    as JSON-able data, for the model file."""
-    from .train import resolve_config, spec_to_config
-
-    return json.loads(json.dumps(resolve_config(spec_to_config(p["train"])[1])))
 
 
 experiment("rbm.train", schema=TRAIN_RUN_SCHEMA, check=check_train_run, adapt=adapt,
