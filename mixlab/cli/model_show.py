@@ -12,6 +12,8 @@ from pathlib import Path
 
 import click
 
+SPEC_LINES = 1000  # a longer stored spec is shown cut, saying by how much
+
 
 def show_model_file(path: Path, as_json: bool, say: Callable[[str], None],
                     cut: Callable) -> bool:
@@ -46,8 +48,11 @@ def show_model_file(path: Path, as_json: bool, say: Callable[[str], None],
         say(f"run       {info['run_dir']}{where}")
     if info["spec"]:
         say("training spec")
-        for line in str(info["spec"]).splitlines():
+        lines = str(info["spec"]).splitlines()
+        for line in lines[:SPEC_LINES]:
             say(f"  {line}")
+        if len(lines) > SPEC_LINES:
+            say(f"  [cut: {len(lines) - SPEC_LINES:,} more lines]")
     else:
         say("training spec  none stored (a model file written by an older mixlab)")
     return True
