@@ -38,7 +38,6 @@ RUN_SUFFIX = ".run"
 PROVENANCE_KEYS = ("mixlab_version", "git_commit", "git_dirty", "created", "python", "packages")
 RESULT_KEYS = ("log_z", "log_z_se", "log_z_method", "test_ll", "test_ll_se", "ais_runs",
                "ais_betas")
-INFO_BYTES = 64 << 20      # a model file larger than this is described from its attributes only
 
 
 def default_run_dir(output: Path) -> Path:
@@ -159,8 +158,10 @@ def model_attrs(path: Path) -> dict | None:
         return None
     import stat
 
-    if not stat.S_ISREG(st.st_mode):
-        return None
+    from ..runfile_check import read_bound
+
+    if not stat.S_ISREG(st.st_mode) or st.st_size > read_bound():
+        return None                  # a link, a FIFO, or larger than mixlab reads: not opened
     try:
         with h5py.File(path, "r", locking=False) as f:
             if f.attrs.get("format") not in (FORMAT, FORMAT.encode()):

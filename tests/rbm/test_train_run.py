@@ -317,3 +317,22 @@ def test_a_second_writer_is_refused_with_the_first_ones_pid(tmp_path, data_file)
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_show_of_an_older_model_file_and_of_a_link(tmp_path, data_file):
+    """A model file without a stored spec (RBM.save, as older mixlab wrote them) is shown with
+    what it has; a link to a model is not followed (refused as for a run file)."""
+    rng = np.random.default_rng(0)
+    RBM(rng.normal(size=(5, 3)), np.zeros(5), np.zeros(3)).save(tmp_path / "old.h5",
+                                                                 trainer="pcd", seed=1)
+    r = invoke(["show", "old.h5"], tmp_path)
+    assert r.exit_code == 0, r.output
+    assert "RBM 5 visible x 3 hidden" in r.output and "none stored" in r.output
+    os.symlink(tmp_path / "old.h5", tmp_path / "link.h5")
+    r = invoke(["show", "link.h5"], tmp_path)
+    assert r.exit_code != 0 and "RBM 5 visible" not in r.output
+    # training into it: refused, the file kept
+    before = (tmp_path / "old.h5").read_bytes()
+    r = invoke(train_args(data_file, "-o", "old.h5"), tmp_path)
+    assert r.exit_code == 1 and "older mixlab" in r.output
+    assert (tmp_path / "old.h5").read_bytes() == before
