@@ -123,6 +123,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
     mixlab compare RUN_OR_SWEEP ...            results, spec differences, curves side by side
     mixlab sweep SPEC key=a,b,c ...            one run per grid point + summary
     mixlab league FAMILY [-j N]                every sampler x standard targets, ranked
+    mixlab train --data usps -o model.h5       train an RBM (a resumable run in model.h5.run/)
     mixlab data list|fetch|info                real data sets
     mixlab specs list|show|copy                the papers' specs shipped with mixlab
     mixlab plugins [--json]                    registered samplers, experiments, figures

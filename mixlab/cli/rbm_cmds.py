@@ -24,7 +24,7 @@ DATA = ("usps", "mnist", "mnist-5k", "fashion-mnist")
 
 
 @click.command("sample", context_settings={"show_default": True})
-@click.argument("model", type=click.Path(dir_okay=False))
+@click.argument("model", type=click.Path())
 @click.option("--method", default="rates-fpcd",
               help="a registered rbm sampler: gibbs, rates-fpcd, rates-herding, "
                    "sample-penalization, or a plugin's (see 'mixlab plugins')")
@@ -59,15 +59,17 @@ DATA = ("usps", "mnist", "mnist-5k", "fashion-mnist")
 @quiet_option
 def sample(model, method, n_samples, eps_f, alpha, k, chains, shared_fast_weights, init, emit,
            data_name, data_file, binarize, seed, out, force, quiet):
-    """Draw samples from the trained RBM in MODEL (HDF5 from 'mixlab train') into a run
-    directory.  Example: mixlab sample model.h5 --method rates-fpcd --n-samples 100000 -o run/"""
+    """Draw samples from the trained RBM in MODEL (the model file of 'mixlab train', or its run
+    directory) into a run directory.  Example: mixlab sample model.h5 --method rates-fpcd --n-samples 100000 -o run/"""
     from ..errors import SpecError
     from ..plugins import registry
+    from ..rbm.model_file import is_training_run
     from ..run.context import execute
     from ..spec.resolver import resolve
 
-    if not Path(model).is_file():
-        raise UsageError(f"model file not found: {model}")
+    if not (Path(model).is_file() or is_training_run(model)):
+        raise UsageError(f"model file not found: {model} (give a model file or the run "
+                         f"directory of 'mixlab train')")
     try:
         kind = registry.get_sampler("rbm", method, "--method")
     except SpecError as exc:

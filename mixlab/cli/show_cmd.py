@@ -110,7 +110,8 @@ def say(line: str) -> None:
               help='print {"status", "live_status", "provenance", "stale", "code_unchecked", '
                    '"dropped", "results", "metrics": {metric: {series: {x, y}}}}')
 def show(run_dir, as_json):
-    """Show a run directory (or a sweep's or a league's summary table)."""
+    """Show a run directory (or a sweep's or a league's summary table, or a model file that
+    'mixlab train' wrote)."""
     p = Path(run_dir)
     if os.path.lexists(p / "league.txt") and os.path.lexists(p / "league.csv"):
         if as_json:
@@ -135,6 +136,11 @@ def show(run_dir, as_json):
                 for r in rows[:SHOWN_ITEMS]:
                     say("  ".join(str(r[c]) for c in cols))
         return
+    if p.is_file():
+        from .model_show import show_model_file
+
+        if show_model_file(p, as_json, say, cut):
+            return
     try:
         run = RunReader(p)
     except ConfinementError:

@@ -1,32 +1,57 @@
-"""``mixlab train``: train a binary RBM (CD-k, PCD/SML, FPCD) on a data set, save it to HDF5.
+"""``mixlab train``: train a binary RBM (CD-k, PCD/SML, FPCD) as a run, and write its model file.
 
-Checkpoints after every epoch to ``<output>.ckpt.h5`` and resumes from it automatically (same
-settings required); the checkpoint is removed once the model is written. Prints the test
-log-likelihood (exact log Z when the smaller layer has <= 25 units, else AIS) unless ``--no-eval``.
+The options build an ``rbm.train`` spec (mixlab.rbm.train_run) that runs like any other
+(``mixlab run``): spec, provenance, writer lock, a checkpoint after every epoch, resume. The run
+directory is ``OUTPUT.run/`` (``--run-dir`` to put it elsewhere); once the training (and its
+test log-likelihood) is complete, the model file OUTPUT is written from the run, whole and
+atomically. Killed at any instant, the same command resumes and gives the same bits; run again
+once complete, it does nothing and says where the model is.
 """
 
 from __future__ import annotations
 
-import difflib
-import json
-import math
+import re
 from pathlib import Path
 
 import click
-import numpy as np
 
-from ..errors import SpecError, UsageError
+from ..errors import MixlabError, SpecError, UsageError
 
-EXACT_MAX_UNITS = 25
+#: spec keys -> the options that set them (for messages)
+OPTION_OF = {"data.name": "--data", "data.file": "--data-file", "data": "--data",
+             "train.trainer": "--trainer", "eval.log_z": "--log-z"}
 
 
-def _opt_float(value: str | None) -> float | None:
-    return None if value is None else float(value)
+def _option(key: str | None) -> str:
+    if key in OPTION_OF:
+        return OPTION_OF[key]
+    return "--" + (key or "data").split(".")[-1].replace("_", "-")
+
+
+def _usage(exc: SpecError) -> UsageError:
+    msg = str(exc).split(": ", 1)[1] if str(exc).startswith("spec key") else str(exc)
+    return UsageError(f"{_option(exc.key)}: {msg}")
+
+
+def _binarize(text: str) -> float | None:
+    if text.strip().lower() in ("none", "no", "off"):
+        return None
+    try:
+        thr = float(text)
+    except ValueError:
+        raise UsageError(f"--binarize: expected a number in [0, 1] or 'none', "
+                         f"got '{text}'") from None
+    if not 0 <= thr <= 1:
+        raise UsageError(f"--binarize: must be in [0, 1], got {thr}")
+    return thr
 
 
 @click.command("train", context_settings={"show_default": True})
-@click.option("--data", "data_name", default="usps",
-              help="data set name (any of 'mixlab data list')")
+@click.option("--data", "data_name", default=None,
+              help="data set: usps, mnist, mnist-5k or fashion-mnist [default: usps]")
+@click.option("--data-file", type=click.Path(dir_okay=False), default=None,
+              help="your own training images instead of --data (.npy, .npz or IDX, values in "
+                   "[0, 1]; see docs/rates_fpcd.md)")
 @click.option("--binarize", default="0.5",
               help="threshold on [0,1] intensities ('none' keeps grey levels as probabilities)")
 @click.option("--max-train", type=click.IntRange(min=1), default=None,
@@ -62,127 +87,158 @@ def _opt_float(value: str | None) -> float | None:
 @click.option("--monitor-size", type=click.IntRange(min=1), default=1000,
               help="examples in the per-epoch monitoring subsets")
 @click.option("--seed", type=click.IntRange(min=0), default=0, help="random seed")
+@click.option("--log-z", type=click.Choice(["auto", "exact", "ais"]), default="auto",
+              help="log Z of the test log-likelihood: exact when the smaller layer has <= 25 "
+                   "units (auto), exact, or AIS")
 @click.option("--ais-runs", type=click.IntRange(min=2), default=100, help="AIS runs")
 @click.option("--ais-betas", type=click.IntRange(min=2), default=10000,
               help="AIS inverse temperatures")
 @click.option("--no-eval", is_flag=True, help="skip the test log-likelihood")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True,
-              help="model file (HDF5)")
+              help="model file (HDF5), written once the training is complete")
+@click.option("--run-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="the training's run directory [default: OUTPUT.run]")
 @click.option("--force", is_flag=True,
-              help="overwrite an existing output (and discard its checkpoint)")
+              help="discard the run directory's training (complete or not) and train afresh; "
+                   "OUTPUT is replaced when the new training completes")
 @click.option("--quiet", "-q", is_flag=True, help="no progress bar or messages on stderr")
-def train(data_name: str, binarize: str, max_train: int | None, trainer: str, hidden: int,
-          epochs: int, batch_size: int, lr: float, lr_schedule: str, lr_final: float | None,
-          lr_tau: float | None, momentum: float, weight_decay: float, k: int,
-          chains: int | None, chain_init: str | None, fast_lr: float | None,
-          fast_decay: float | None, init_std: float, monitor_size: int, seed: int,
-          ais_runs: int, ais_betas: int, no_eval: bool, output: Path, force: bool,
-          quiet: bool) -> None:
-    """Train an RBM: mixlab train --data usps --trainer fpcd --hidden 500 --epochs 50 -o m.h5"""
-    from ..data import NAMES, load
-    from ..rbm.model import RBM
-    from ..rbm.partition import log_likelihood, log_partition_ais, log_partition_exact
-    from ..rbm.train import Trainer, load_checkpoint, resolve_config, save_checkpoint
+def train(data_name: str | None, data_file: str | None, binarize: str, max_train: int | None,
+          trainer: str, hidden: int, epochs: int, batch_size: int, lr: float, lr_schedule: str,
+          lr_final: float | None, lr_tau: float | None, momentum: float, weight_decay: float,
+          k: int, chains: int | None, chain_init: str | None, fast_lr: float | None,
+          fast_decay: float | None, init_std: float, monitor_size: int, seed: int, log_z: str,
+          ais_runs: int, ais_betas: int, no_eval: bool, output: Path, run_dir: Path | None,
+          force: bool, quiet: bool) -> None:
+    """Train an RBM: mixlab train --data usps --trainer fpcd --hidden 500 --epochs 50 -o m.h5
 
-    def say(msg: str) -> None:
-        if not quiet:
-            click.echo(msg, err=True)
+    The training is a run in OUTPUT.run/ ('mixlab show OUTPUT.run'); OUTPUT is the model file
+    that 'mixlab sample' and a spec's model_file read. Interrupted (Ctrl-C, kill -9, a full
+    disk), the same command resumes from the last epoch and trains the same bits."""
+    from ..run.context import execute
+    from ..spec.resolver import check_startup, resolve
 
-    # ---- arguments
-    if data_name not in NAMES:
-        close = difflib.get_close_matches(data_name, NAMES, n=1)
-        hint = f" (did you mean '{close[0]}'?)" if close else ""
-        raise UsageError(f"--data: unknown data set '{data_name}'{hint}; "
-                         f"choose from {', '.join(NAMES)}")
-    if binarize.strip().lower() in ("none", "no", "off"):
-        thr = None
+    if data_name and data_file:
+        raise UsageError("--data-file: give --data or --data-file, not both")
+    train_keys = {"trainer": trainer, "hidden": hidden, "epochs": epochs,
+                  "batch_size": batch_size, "lr": lr, "lr_schedule": lr_schedule,
+                  "lr_final": lr_final, "lr_tau": lr_tau, "momentum": momentum,
+                  "weight_decay": weight_decay, "k": k, "chains": chains,
+                  "chain_init": chain_init, "fast_lr": fast_lr, "fast_decay": fast_decay,
+                  "init_std": init_std, "monitor_size": monitor_size}
+    data = {"binarize": _binarize(binarize), "max_train": max_train}
+    if data_file:
+        data["file"] = str(Path(data_file).resolve())
     else:
-        try:
-            thr = float(binarize)
-        except ValueError:
-            raise UsageError(f"--binarize: expected a number in [0, 1] or 'none', "
-                             f"got '{binarize}'") from None
-        if not 0 <= thr <= 1:
-            raise UsageError(f"--binarize: must be in [0, 1], got {thr}")
-    config = {"method": trainer, "epochs": epochs, "batch_size": batch_size, "lr": lr,
-              "lr_schedule": lr_schedule, "lr_final": lr_final, "lr_tau": lr_tau,
-              "momentum": momentum, "weight_decay": weight_decay, "k": k, "chains": chains,
-              "chain_init": chain_init, "fast_lr": fast_lr, "fast_decay": fast_decay,
-              "init_std": init_std, "monitor_size": monitor_size}
+        data["name"] = data_name or "usps"
+    raw = {"name": re.sub(r"[^A-Za-z0-9._-]", "_", output.stem) or "train",
+           "experiment": "rbm.train", "seed": seed,
+           "description": f"mixlab train -o {output.name}",
+           "data": data, "train": train_keys,
+           "eval": {"enabled": not no_eval, "log_z": log_z, "ais_runs": ais_runs,
+                    "ais_betas": ais_betas}}
     try:
-        resolved = resolve_config(config)
-    except SpecError as e:
-        opt = "--trainer" if e.key == "trainer" else f"--{(e.key or '').replace('_', '-')}"
-        msg = str(e).split(": ", 1)[1] if str(e).startswith("spec key") else str(e)
-        raise UsageError(f"{opt}: {msg}") from None
-    output = Path(output)
-    ckpt = output.with_name(output.name + ".ckpt.h5")
-    if output.exists() and not force:
-        raise UsageError(f"output {output} exists; use --force to overwrite it")
-    if output.parent and not output.parent.exists():
+        spec = resolve(raw, default_name="train")
+        check_startup(spec)
+    except SpecError as exc:
+        raise _usage(exc) from None
+    if output.is_dir():
+        raise UsageError(f"-o/--output: {output} is a directory; give the model file's name "
+                         f"(its run goes to {output.name}.run/ beside it)")
+    if not output.parent.is_dir():
         raise UsageError(f"-o/--output: directory {output.parent} does not exist")
-    if force and ckpt.exists():
-        ckpt.unlink()
+    from ..rbm.model_file import default_run_dir
 
-    # ---- data
+    run_dir = run_dir if run_dir is not None else default_run_dir(output)
+    if not force and _refuse_other_training(spec, run_dir, output) == "model only":
+        click.echo(f"already complete: {output} (its run directory {run_dir} is gone; "
+                   f"--force trains afresh)")
+        return
+    from ..runfile.lock import RunLocked
+
     try:
-        ds = load(data_name, binarize=thr, max_train=max_train)
-    except SpecError as e:
-        opt = f"--{(e.key or 'data').replace('_', '-')}"
-        msg = str(e).split(": ", 1)[1] if str(e).startswith("spec key") else str(e)
-        raise UsageError(f"{opt}: {msg}") from None
-    Xtr, Xva, Xte = ds.train.X, ds.valid.X, ds.test.X
-    if Xtr.min() < 0 or Xtr.max() > 1:
-        raise UsageError(f"--data {data_name}: features are not in [0, 1]; a binary RBM needs "
-                         "intensities (choose an image data set)")
+        run_dir, happened = execute(spec, run_dir, force=force, quiet=quiet, render=False)
+    except RunLocked as exc:
+        raise RunLocked(f"{str(exc).split(';')[0]}; wait for it to finish (the same command "
+                        f"then says where the model is), or train into another -o") from None
+    _finish(run_dir, output, happened, quiet)
 
-    # ---- trainer (resume if a checkpoint exists)
-    rng = np.random.default_rng(seed)
-    rbm0 = RBM.init(Xtr.shape[1], hidden, rng, data=Xtr, scale=init_std)
-    tr = Trainer(rbm0, Xtr, Xva if len(Xva) else None, rng=rng, **config)
-    if ckpt.exists():
-        tr.load_state(load_checkpoint(ckpt))
-        say(f"resuming from {ckpt} after epoch {tr.epoch}")
-    say(f"training {trainer} RBM {Xtr.shape[1]}x{hidden} on {data_name} "
-        f"({len(Xtr)} train, {len(Xva)} valid) for {epochs} epochs")
 
-    def checkpoint(t: Trainer, rec: dict) -> None:
-        save_checkpoint(ckpt, t.state_dict())
+def _refuse_other_training(spec: dict, run_dir: Path, output: Path) -> str:
+    """Refuse, saying what differs, when ``run_dir`` holds a training of other settings or
+    ``output`` is a file that neither this training nor an earlier one in ``run_dir`` wrote
+    (nothing is touched). Returns "model only" when the run directory is gone but ``output``
+    holds this very training, else "go"."""
+    from ..rbm.model_file import model_attrs, written_from
+    from ..run.context import run_state
+    from ..runfile.store import RunReader
+    from ..spec.resolver import dump
 
-    if not tr.done:
-        rbm, history = tr.fit(callback=checkpoint, progress=not quiet)
+    text = dump(spec)
+    attrs = model_attrs(output) if output.exists() else None
+    if output.exists() and attrs is None:
+        raise MixlabError(f"{output} exists and is not a mixlab model file; choose another "
+                          f"-o, or move it away")
+    if run_state(run_dir) is not None:
+        with RunReader(run_dir) as r:
+            old = r.attrs.get("spec")
+            old_spec = r.spec if old != text else None
+        if old != text:
+            raise MixlabError(f"{run_dir} holds a training with other settings "
+                              f"({_differences(old_spec, spec)}); train into another -o (or "
+                              f"--run-dir), or pass --force to discard that training and "
+                              f"train afresh")
+        if attrs is not None and attrs.get("training_spec") != text and \
+                not written_from(attrs, output, run_dir):
+            raise MixlabError(f"{output} holds a model that was not trained in {run_dir}; "
+                              f"choose another -o, or move it away")
+        return "go"
+    if attrs is not None:
+        if attrs.get("training_spec") == text:
+            return "model only"
+        raise MixlabError(f"{output} holds a model of other settings (or one written by an "
+                          f"older mixlab); choose another -o, or pass --force to train and "
+                          f"replace it once the training completes")
+    return "go"
+
+
+def _differences(old: dict, new: dict) -> str:
+    """``key=old (now new)`` for the spec keys that differ (data, train and eval sections)."""
+    def flat(d: dict, prefix: str = "") -> dict:
+        out = {}
+        for key, v in (d or {}).items():
+            if isinstance(v, dict):
+                out.update(flat(v, f"{prefix}{key}."))
+            else:
+                out[f"{prefix}{key}"] = v
+        return out
+
+    a, b = flat(old), flat(new)
+    keys = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+    return ", ".join(f"{k}={a.get(k)!r} (now {b.get(k)!r})" for k in keys[:6]) or "its spec"
+
+
+def _finish(run_dir: Path, output: Path, happened: str, quiet: bool) -> None:
+    """Write the model file unless it already holds this training; print the test
+    log-likelihood and where the model and its run are."""
+    from ..rbm.model_file import model_attrs, write_model_file, written_from
+    from ..runfile.store import RunReader
+
+    with RunReader(run_dir) as r:
+        results, text = r.results(), r.attrs.get("spec")
+    attrs = model_attrs(output) if output.exists() else None
+    current = (attrs is not None and attrs.get("training_spec") == text
+               and written_from(attrs, output, run_dir))
+    if happened == "complete" and current:
+        click.echo(f"already complete: {output} (its run: {run_dir}; --force trains afresh)")
     else:
-        rbm, history = tr.rbm, tr.history_arrays()
-    if history["epoch"].size and not math.isnan(history["pseudo_ll"][-1]):
-        say(f"epoch {int(history['epoch'][-1])}: pseudo-LL {history['pseudo_ll'][-1]:.3f}, "
-            f"recon {history['recon_error'][-1]:.3f}, F gap {history['fe_gap'][-1]:.3f}")
+        write_model_file(run_dir, output)
+    if "test_ll" in results:
+        import math
 
-    attrs = {"data": data_name, "binarize": "none" if thr is None else thr,
-             "max_train": max_train if max_train is not None else "none",
-             "seed": seed, "trainer": trainer, "trainer_config": json.dumps(resolved),
-             "epochs_done": tr.epoch}
-    from .. import __version__
-    attrs["mixlab_version"] = __version__
-    rbm.save(output, monitor=history, **attrs)
-
-    # ---- evaluation
-    if not no_eval:
-        if min(rbm.n_visible, rbm.n_hidden) <= EXACT_MAX_UNITS:
-            log_z, log_z_se, how = log_partition_exact(rbm), 0.0, "exact"
-        else:
-            say(f"AIS: {ais_runs} runs x {ais_betas} temperatures")
-            log_z, log_z_se = log_partition_ais(
-                rbm, n_runs=ais_runs, n_betas=ais_betas, data=Xtr,
-                rng=np.random.default_rng([seed, 1]))
-            how = "AIS"
-        ll, ll_se = log_likelihood(rbm, Xte, log_z)
-        attrs.update(log_z=log_z, log_z_se=log_z_se, log_z_method=how, test_ll=ll,
-                     test_ll_se=ll_se, ais_runs=ais_runs, ais_betas=ais_betas)
-        rbm.save(output, monitor=history, **attrs)
-        se = math.hypot(ll_se, log_z_se)
-        z_err = f" ± {log_z_se:.4f}" if how == "AIS" else ""
-        click.echo(f"test log-likelihood: {ll:.4f} ± {se:.4f} nats "
-                   f"(log Z = {log_z:.4f}{z_err}, {how})")
-    if ckpt.exists():
-        ckpt.unlink()
-    say(f"model written to {output}")
+        se = math.hypot(results["test_ll_se"], results["log_z_se"])
+        how = results["log_z_method"]
+        z_err = f" ± {results['log_z_se']:.4f}" if how == "AIS" else ""
+        click.echo(f"test log-likelihood: {results['test_ll']:.4f} ± {se:.4f} nats "
+                   f"(log Z = {results['log_z']:.4f}{z_err}, {how})")
+    if not (happened == "complete" and current) and not quiet:
+        click.echo(f"model written to {output} (its run: {run_dir})", err=True)

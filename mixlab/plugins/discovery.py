@@ -88,6 +88,7 @@ class Plugin:
 BUILTIN_GROUPS: dict[str, tuple[str, ...]] = {
     "toy": ("mixlab.toy.generic",),
     "diagnostics": ("mixlab.diagnostics.figure",),
+    "rbm": ("mixlab.rbm.train_run",),
     "rates_fpcd": ("mixlab.rbm.samplers", "mixlab.rbm.experiments", "mixlab.rbm.figures"),
     "perturb_map": ("mixlab.spinglass.samplers", "mixlab.spinglass.experiments",
                     "mixlab.spinglass.experiments_sampling", "mixlab.spinglass.figures"),

@@ -35,16 +35,20 @@ def _data(p: dict) -> None:
 
 
 def _model_file(p: dict) -> None:
-    if p["model_file"] and not Path(p["model_file"]).expanduser().is_file():
+    from .model_file import is_training_run
+
+    path = Path(p["model_file"]).expanduser() if p["model_file"] else None
+    if path is not None and not (path.is_file() or is_training_run(path)):
         raise SpecError(f"model file not found: {p['model_file']} (an RBM saved by 'mixlab "
-                        f"train'; relative paths are from the working directory)", "model_file")
+                        f"train', or its run directory; relative paths are from the working "
+                        f"directory)", "model_file")
 
 
 def _train(p: dict) -> None:
     """The trainer's combination rules (mixlab.rbm.train.resolve_config), keyed ``train.*``."""
     from .train import resolve_config, spec_to_config
 
-    if p["model_file"]:
+    if p.get("model_file"):
         return                       # no training: the train keys are not used
     try:
         resolve_config(spec_to_config(p["train"])[1])
@@ -75,6 +79,12 @@ def check_isl(p: dict) -> None:
     if p["sequence"]["length"] and not p["record"]:
         raise SpecError("sequence.length needs the draws recorded: set record to [samples] "
                         "or [samples, means]", "record")
+
+
+def check_train_run(p: dict) -> None:
+    """``rbm.train``: the data set or file, and the trainer's combination rules."""
+    _data(p)
+    _train(p)
 
 
 def check_bias(p: dict) -> None:

@@ -42,8 +42,8 @@ COMMON = {
     "data": data_schema(),
     "train": train_schema(),
     "model_file": Param(None, str, nullable=True,
-                        help="use this trained RBM (HDF5 from 'mixlab train') instead of "
-                             "training one"),
+                        help="use this trained RBM (the model file of 'mixlab train', or its "
+                             "run directory) instead of training one"),
     "samplers": MapOf(SamplerEntry("rbm", common=COMMON_SAMPLER_KEYS), min_len=1,
                       help="label -> sampler settings ({method: <registered rbm sampler>, ...})"),
     "chains": Param(1, int, lo=1, help="chains per sampler (samples are counted over all)"),

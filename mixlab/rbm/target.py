@@ -125,7 +125,9 @@ def get_model(ctx, ds) -> RBM:
     """The spec's ``model_file`` or an RBM trained on ``ds`` (the cached stage ``train``)."""
     p = ctx.params
     if p["model_file"]:
-        rbm = RBM.load(p["model_file"])
+        from .model_file import load_trained
+
+        rbm = load_trained(p["model_file"])
         if rbm.W.shape[0] != ds.dim:
             raise SpecError(f"{p['model_file']} has {rbm.W.shape[0]} visible units, the data "
                             f"{ds.dim}", "model_file")

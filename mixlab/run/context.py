@@ -105,6 +105,21 @@ class Context:
                                                                                 built, after))
         return [self.once(n, fn) for n, fn in stages]
 
+    def save_state(self, name: str, values: dict) -> None:
+        """Replace the stage ``name`` with ``values`` (a flat dict of arrays and strings) and
+        publish it: the resumable state of a long computation that is not a stream (a trainer
+        after each epoch). Read it back with :meth:`saved_state`; :meth:`drop_state` once the
+        computation's result is a stage of its own."""
+        self._write_stage(name, values, [], self._streams_so_far())
+
+    def saved_state(self, name: str) -> dict | None:
+        """The values last given to :meth:`save_state` under ``name``, or None."""
+        return self.store.read_stage(name) if self.store.stage_done(name) else None
+
+    def drop_state(self, name: str) -> None:
+        """Forget the state ``name`` (published with the run's next checkpoint)."""
+        self.store.drop_stage(name)
+
     def _streams_so_far(self) -> list[str]:
         streams = self.store.f.get("streams")
         return list(streams) if streams is not None else []

@@ -309,6 +309,11 @@ class RunStore:
     def read_stage(self, name: str) -> dict:
         return read_stage_group(self.f[f"stages/{name}"])
 
+    def drop_stage(self, name: str) -> None:
+        """Delete ``/stages/<name>`` if present (the caller publishes)."""
+        if f"stages/{name}" in self.f:
+            del self.f[f"stages/{name}"]
+
 
 def read_stage_group(g: h5py.Group) -> dict:
     out: dict[str, Any] = {}

@@ -2,12 +2,10 @@
 
 import os
 import sys
-import types
 
 import h5py
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
 from mixlab.errors import MixlabError, SpecError
 from mixlab.rbm.model import RBM
@@ -272,90 +270,8 @@ def test_train_schema_and_from_spec(binary_data):
 # ---------------------------------------------------------------- CLI
 
 
-@pytest.fixture
-def fake_data(monkeypatch, binary_data):
-    """mixlab.data.load replaced by a small synthetic binary data set (12 visible units)."""
-    import mixlab.data as data_mod
-
-    X = binary_data[:, :12]
-    split = types.SimpleNamespace
-    calls = []
-
-    def load(name, binarize=None, max_train=None, **kw):
-        calls.append((name, binarize, max_train))
-        return types.SimpleNamespace(train=split(X=X[:200], y=np.zeros(200)),
-                                     valid=split(X=X[200:250], y=np.zeros(50)),
-                                     test=split(X=X[250:], y=np.zeros(50)))
-    monkeypatch.setattr(data_mod, "load", load)
-    return calls
-
-
-def _cli(args):
-    from mixlab.cli.train_cmd import train as cmd
-    return CliRunner().invoke(cmd, args, catch_exceptions=True)
-
-
-def test_cli_trains_saves_and_evaluates(tmp_path, fake_data):
-    out = tmp_path / "m.h5"
-    r = _cli(["--data", "usps", "--trainer", "fpcd", "--hidden", "6", "--epochs", "3",
-              "--batch-size", "20", "--lr", "0.1", "--fast-lr", "0.02", "--seed", "3",
-              "-o", str(out), "--quiet"])
-    assert r.exit_code == 0, r.output + repr(r.exception)
-    assert fake_data[-1] == ("usps", 0.5, None)
-    m, attrs, mon = RBM.load_with_attrs(out)
-    assert m.n_hidden == 6 and attrs["trainer"] == "fpcd" and attrs["log_z_method"] == "exact"
-    X = fake_data and __import__("mixlab.data", fromlist=["load"]).load("usps").test.X
-    ll, _ = log_likelihood(m, X, log_partition_exact(m))
-    assert attrs["test_ll"] == pytest.approx(ll, abs=1e-9)
-    assert f"{ll:.4f}" in r.output
-    assert mon["epoch"].tolist() == [1.0, 2.0, 3.0]
-    assert not (tmp_path / "m.h5.ckpt.h5").exists()
-    # the same settings give the same model (seeded)
-    r = _cli(["--data", "usps", "--trainer", "fpcd", "--hidden", "6", "--epochs", "3",
-              "--batch-size", "20", "--lr", "0.1", "--fast-lr", "0.02", "--seed", "3",
-              "-o", str(out), "--quiet"])
-    assert r.exit_code != 0 and "--force" in str(r.exception)
-
-
-def test_cli_usage_errors(tmp_path, fake_data):
-    from mixlab.errors import UsageError
-    cases = [["--trainer", "pcd", "--fast-lr", "0.1"], ["--trainer", "cd", "--chains", "5"],
-             ["--lr-final", "0.1"], ["--binarize", "2"], ["--binarize", "abc"],
-             ["--data", "uspz"]]
-    for extra in cases:
-        r = _cli(["-o", str(tmp_path / "x.h5"), "--hidden", "3", "--epochs", "1"] + extra)
-        assert isinstance(r.exception, UsageError), (extra, r.output, r.exception)
-        assert r.exception.exit_code == 2
-    r = _cli(["-o", str(tmp_path / "x.h5"), "--trainer", "gibbs"])
-    assert r.exit_code == 2                         # click.Choice
-    assert not (tmp_path / "x.h5").exists()
-
-
-def test_cli_resumes_interrupted_training(tmp_path, fake_data, monkeypatch):
-    args = ["--trainer", "pcd", "--hidden", "5", "--epochs", "4", "--batch-size", "25",
-            "--momentum", "0.5", "--seed", "1", "--no-eval", "--quiet"]
-    ref = tmp_path / "ref.h5"
-    assert _cli(args + ["-o", str(ref)]).exit_code == 0
-
-    out = tmp_path / "m.h5"
-    orig = Trainer.run_epoch
-
-    def interrupted(self, bar=None):
-        if self.epoch == 2:
-            raise KeyboardInterrupt
-        return orig(self, bar)
-    monkeypatch.setattr(Trainer, "run_epoch", interrupted)
-    r = _cli(args + ["-o", str(out)])
-    assert isinstance(r.exception, KeyboardInterrupt) or r.exit_code != 0
-    ck = tmp_path / "m.h5.ckpt.h5"
-    assert ck.exists() and not out.exists()
-    assert int(load_checkpoint(ck)["epoch"]) == 2
-    monkeypatch.setattr(Trainer, "run_epoch", orig)
-    r = _cli(args + ["-o", str(out)])
-    assert r.exit_code == 0, r.output
-    a, b = RBM.load(ref), RBM.load(out)
-    assert np.array_equal(a.W, b.W) and np.array_equal(a.b, b.b) and np.array_equal(a.c, b.c)
-    assert not ck.exists()
+# The command line (mixlab train as a run: resume after kills, show, sample, refusals) is tested
+# in test_train_run.py.
 
 
 MIRROR = os.environ.get("MIXLAB_DATA_MIRROR", "/work/shared/data")
@@ -379,6 +295,11 @@ def test_cli_subprocess_on_usps(tmp_path):
         assert f["W"].shape == (256, 12) and f.attrs["log_z_method"] == "exact"
         assert -256 * np.log(2) < f.attrs["test_ll"] < 0
     p = subprocess.run([sys.executable, "-m", "mixlab", "train", "--data", "usps",
+                        "--max-train", "500", "--trainer", "fpcd", "--hidden", "12",
+                        "--epochs", "2", "-o", str(out), "--quiet"],
+                       capture_output=True, text=True, env=env, timeout=300, check=False)
+    assert p.returncode == 0 and f"already complete: {out}" in p.stdout     # nothing retrained
+    p = subprocess.run([sys.executable, "-m", "mixlab", "train", "--data", "usps",
                         "-o", str(out)], capture_output=True, text=True, env=env, timeout=300,
                        check=False)
-    assert p.returncode == 2 and "--force" in p.stderr
+    assert p.returncode == 1 and "other settings" in p.stderr and "train.hidden" in p.stderr
