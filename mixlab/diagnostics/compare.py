@@ -100,13 +100,20 @@ def result_table(views: list[RunView], patterns: list[str] | None) -> dict[str, 
 
 def overlay(views: list[RunView], metric: str, out: Path) -> Path:
     """One axes with every run's series of ``metric`` (PNG written atomically)."""
+    from ..atomic import atomic_write
+
+    atomic_write(out, overlay_png(views, metric))
+    return out
+
+
+def overlay_png(views: list[RunView], metric: str) -> bytes:
+    """The PNG bytes of :func:`overlay`."""
     import io
 
     import matplotlib.style
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    from ..atomic import atomic_write
     from ..plotting import PNG_METADATA, STYLE
 
     have = [v for v in views if metric in v.metrics]
@@ -141,8 +148,7 @@ def overlay(views: list[RunView], metric: str, out: Path) -> Path:
         ax.grid(True, which="both", alpha=0.3)
         png = io.BytesIO()
         fig.savefig(png, format="png", metadata=PNG_METADATA)
-    atomic_write(out, png.getvalue())
-    return out
+    return png.getvalue()
 
 
 def _spans_decades(a: np.ndarray) -> bool:
