@@ -34,10 +34,18 @@ def _sweep_table(d: Path) -> tuple[list, list, int]:
     shown, more = cut_items(rows)
     numeric = {c: any(cell(r.get(c))["sort"] != "" for r in shown) for c in cols}
     head = [(c, numeric[c]) for c in cols[:SHOWN_ITEMS]]
-    body = [[cell(r.get(c), numeric=numeric[c] or False,
-                  text=None if numeric[c] else str(r.get(c) or ""))
-             for c, _ in head] for r in shown]
+    body = [[cell(_number(r.get(c))) if numeric[c] else
+             cell(r.get(c), numeric=False, text=str(r.get(c) or "")) for c, _ in head]
+            for r in shown]
     return head, body, more
+
+
+def _number(text):
+    """A table's text as a float when it is one (shown to 4 digits, sorted as a number)."""
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        return text
 
 
 def _overlays(views) -> tuple[list[Figure], int]:
