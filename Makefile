@@ -101,7 +101,8 @@ figures:
 	@start=$$(date +%s); $(MAKE) --no-print-directory all-figures || exit $$?; \
 	echo "make figures: $$(( $$(date +%s) - start )) s of wall time at -j $(JOBS)"
 all-figures: $(FIGURES)
-	@echo "figures written to figures/$(SCALE)/"
+	$(MIXLAB) report --figures figures/$(SCALE) runs/$(SCALE) --claims claims
+	@echo "figures written to figures/$(SCALE)/ (index: figures/$(SCALE)/index.html)"
 
 # Runs benchmarks/bench_*.py, writes benchmarks/results.json, adds the run to
 # benchmarks/history.json and regenerates docs/benchmarks.md (`python -m benchmarks --render`

@@ -19,8 +19,8 @@ from ..errors import UsageError
               metavar="DIR", help="the figures index of 'make figures': PATH is the runs "
                                   "directory (runs/<scale>), claims from --claims")
 @click.option("--claims", "claims_dir", type=click.Path(exists=True, file_okay=False),
-              default="experiments", help="with --figures: the directory of "
-                                          "<paper>/claims.yaml tables")
+              default="claims", help="with --figures: the directory of the papers' "
+                                     "claims tables (<paper>.yaml)")
 def report(paths, output, figures_dir, claims_dir):
     """Write one HTML page for a run, a sweep, a league, or several runs compared (or, with
     --figures, each figure of 'make figures' beside the paper's claims it tests).

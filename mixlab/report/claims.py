@@ -1,4 +1,5 @@
-"""The papers' claims as data: ``experiments/<paper>/claims.yaml``, read by the figures page.
+"""The papers' claims as data: ``claims/<paper>.yaml``, read by the figures page (beside, not
+inside, ``experiments/<paper>/``, whose YAML files are all specs).
 
 Each claim names the figure run that tests it (a ``make figures`` target: its run is
 ``runs/<scale>/<figure>``), the paper's number as the paper states it, and, when a run's
@@ -95,9 +96,9 @@ def load(path: Path) -> tuple[str, list[Claim]]:
 
 
 def find(claims_dir: Path) -> list[Path]:
-    """Every ``<paper>/claims.yaml`` under ``claims_dir``, in name order."""
-    return [claims_dir / d / "claims.yaml" for d in confined.list_dir(claims_dir)
-            if os.path.isfile(claims_dir / d / "claims.yaml")]
+    """Every ``<paper>.yaml`` in ``claims_dir``, in name order."""
+    return [claims_dir / n for n in confined.list_dir(claims_dir)
+            if n.endswith(".yaml") and os.path.isfile(claims_dir / n)]
 
 
 class Results:

@@ -84,4 +84,4 @@ def context(figures_dir: str | Path, runs_dir: str | Path, claims_dir: str | Pat
     return {"kind": "figures", "title": f"figures of {Path(figures_dir).name} runs",
             "papers": papers, "others": others, "head": HEAD,
             "counts": sorted(counts.items()), "runs_dir": str(runs_dir),
-            "generated_from": f"{runs_dir} and {claims_dir}/*/claims.yaml"}
+            "generated_from": f"{runs_dir} and {claims_dir}/*.yaml"}
