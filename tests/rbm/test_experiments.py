@@ -96,7 +96,7 @@ def test_isl_figure_puts_its_speedup_notes_in_a_caption_not_over_the_curves(tiny
     fig = Figure()
     with RunReader(d) as r:
         fig_isl(r, fig)
-    assert fig.axes[0].texts == [] and fig.texts == []
+    assert len(fig.axes[0].texts) == 0 and len(fig.texts) == 0
 
 
 def test_same_seed_same_curves(tiny_run, tmp_path):
