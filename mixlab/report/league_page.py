@@ -57,6 +57,11 @@ def _spread(row: dict, clock: str) -> dict:
     return cell(med, text=text)
 
 
+def _marked(c: dict, cls: str) -> dict:
+    """An error cell coloured by the verdict (a cell without a number stays plain)."""
+    return {**c, "cls": f"{c['cls']} {cls}".strip()} if c["sort"] != "" else c
+
+
 def _rank(row: dict, clock: str, cls: str, mark: str) -> dict:
     r = _float(row.get(f"{clock}_rank"))
     if r is None:
@@ -72,8 +77,8 @@ def _reach(v) -> dict:
     return cell(x, text="not reached" if math.isinf(x) else f"{x:.3g}")
 
 
-HEAD = [("sampler", False), ("verdict", False), ("error @ equal time", True), ("rank", True),
-        ("error @ equal work", True), ("rank", True), ("s to reach", True),
+HEAD = [("sampler", False), ("verdict", False), ("error @ equal time", True),
+        ("time rank", True), ("error @ equal work", True), ("work rank", True), ("s to reach", True),
         ("work to reach", True), ("ESS/s", True), ("ESS/Mwork", True), ("note", False)]
 
 
@@ -93,12 +98,12 @@ def leaderboard(rows: list[dict]) -> list[list[dict]]:
         if r.get("status") and r.get("status") != "complete":
             note = f"{r['status']}: {note}" if note else r["status"]
         out.append([
-            cell(r.get("sampler"), numeric=False),
+            cell(r.get("sampler"), numeric=False, cls="name"),
             cell(verdict or "no verdict", numeric=False, cls=cls,
                  text=badge if verdict else "no verdict"),
-            {**_spread(r, "time"), "cls": f"num {marks['time'][0]}".strip()},
+            _marked(_spread(r, "time"), marks["time"][0]),
             _rank(r, "time", *marks["time"]),
-            {**_spread(r, "work"), "cls": f"num {marks['work'][0]}".strip()},
+            _marked(_spread(r, "work"), marks["work"][0]),
             _rank(r, "work", *marks["work"]),
             _reach(r.get("time_reach_seconds")), _reach(r.get("work_reach_work")),
             _reach(r.get("time_ess_per_s")), _reach(r.get("work_ess_per_munit")),
