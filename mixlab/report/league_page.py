@@ -107,8 +107,19 @@ def leaderboard(rows: list[dict]) -> list[list[dict]]:
             _rank(r, "work", *marks["work"]),
             _reach(r.get("time_reach_seconds")), _reach(r.get("work_reach_work")),
             _reach(r.get("time_ess_per_s")), _reach(r.get("work_ess_per_munit")),
+            *[_reach(r.get(k)) for k, _ in EXTRA if k in r],
             cell(note, numeric=False, cls="note")])
     return out
+
+
+#: columns shown when league.csv has them: (column, header)
+EXTRA = [("rhat", "R-hat"), ("budget_needed", "budget needed")]
+
+
+def head_of(rows: list[dict]) -> list[tuple[str, bool]]:
+    """The leaderboard's header: :data:`HEAD` with the :data:`EXTRA` columns the table has."""
+    have = [(label, True) for k, label in EXTRA if rows and k in rows[0]]
+    return HEAD[:-1] + have + HEAD[-1:]
 
 
 def _order(r: dict) -> tuple:
@@ -162,7 +173,7 @@ def context(league_dir: str | Path) -> dict:
                ("workers", info.get("workers"))]
     return {"kind": "league",
             "title": f"{info.get('family', '?')} league ({info.get('scale', '?')})",
-            "boards": boards, "head": HEAD, "figures": figures, "budgets": budgets,
+            "boards": boards, "head": head_of(rows), "figures": figures, "budgets": budgets,
             "truths": [(t, truth.get(t, "?")) for t in targets],
             "verdict_counts": [(v or "no verdict", n) for v, n in counts.items()],
             "has_verdict_column": bool(rows) and "verdict" in rows[0],

@@ -124,3 +124,63 @@ def test_notes_go_below_the_axes_not_over_them():
     assert text.y1 < axes.y0                           # below everything the axes draw
     assert ax.get_window_extent().height == pytest.approx(height)   # the axes kept their size
     assert fig.get_size_inches()[1] > 4.8
+
+
+def _league_dir(tmp_path: Path, rows: list[dict]) -> Path:
+    import csv
+    import json
+
+    d = tmp_path / "league"
+    d.mkdir()
+    with open(d / "league.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    (d / "league.json").write_text(json.dumps({
+        "family": "mrf", "scale": "quick", "seeds": 3, "seconds": 1.0, "work": 1e5,
+        "unit": "pair terms read", "reach_error": None, "truth": {"t1": "exact joints"},
+        "yardsticks": {"t1": "L1"}, "reach_errors": {"t1": 0.01}}))
+    return d
+
+
+ROW = {"target": "t1", "method": "m", "status": "complete", "error": "", "bias_flag": "0",
+       "time_error_median": "0.1", "time_error_min": "0.09", "time_error_max": "0.2",
+       "time_rank": "1", "time_tied": "0", "work_error_median": "0.3",
+       "work_error_min": "0.2", "work_error_max": "0.4", "work_rank": "2", "work_tied": "1",
+       "time_reach_seconds": "inf", "work_reach_work": "12", "time_ess_per_s": "5",
+       "work_ess_per_munit": "", "note": ""}
+
+
+def test_a_league_table_with_verdict_columns_marks_each_cell_by_its_verdict(tmp_path):
+    """The verdict columns of the rewritten league table: 'not mixed' at equal work only
+    (verdict_clock) marks that clock's cells; R-hat and the budget needed get columns."""
+    from mixlab.report import league_page
+
+    rows = [{**ROW, "sampler": "a", "verdict": "not mixed", "verdict_clock": "work",
+             "verdict_note": "R-hat 1.4", "rhat": "1.4", "budget_needed": "3e5"},
+            {**ROW, "sampler": "b", "bias_flag": "1", "verdict": "", "verdict_clock": "",
+             "verdict_note": "", "rhat": "1.01", "budget_needed": ""}]
+    ctx = league_page.context(_league_dir(tmp_path, rows))
+    assert [h for h, _ in ctx["head"]][-3:] == ["R-hat", "budget needed", "note"]
+    board = ctx["boards"][0]["rows"]
+    a, b = ({c["text"]: c for c in row} for row in board)
+    assert a["not mixed"]["cls"] == "v-notmixed"                 # the verdict cell
+    assert "v-notmixed" in a["0.3 [0.2–0.4]"]["cls"]             # equal work: marked
+    assert "v-notmixed" not in a["0.1 [0.09–0.2]"]["cls"]        # equal time: not
+    assert a["2="]["badge"] == "not mixed" and a["1"]["badge"] == ""
+    assert a["1.4"]["sort"] == "1.4" and a["3e+05"]["sort"] == "300000.0"
+    assert "R-hat 1.4" in a["R-hat 1.4"]["text"]
+    assert b["no verdict"]["cls"] == "v-none"     # an empty verdict column: no verdict,
+    assert ctx["has_verdict_column"]              # whatever bias_flag says
+
+
+def test_report_usage_errors_are_one_line_with_exit_2(tmp_path):
+    from click.testing import CliRunner
+
+    from mixlab.cli import cli
+
+    r = CliRunner().invoke(cli, ["report", str(tmp_path)])
+    assert r.exit_code == 2 and "neither a run directory" in r.output
+    r = CliRunner().invoke(cli, ["report", "--figures", str(tmp_path / "f"), str(tmp_path),
+                                 str(tmp_path)])
+    assert r.exit_code == 2 and "with --figures, give one PATH" in r.output
