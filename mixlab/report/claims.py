@@ -19,7 +19,9 @@ results hold mixlab's number, how to read it and the rule that gives the verdict
 
 Rules (an operand is a measure's name or a number): ``greater: [a, b]`` (a > b), ``less``,
 ``at_least``, ``at_most``, ``within: [a, b, tolerance]`` (|a − b| ≤ tolerance). A claim
-without ``measure`` is shown as "not measured by a run". Nothing here is evaluated as code.
+without ``measure``, or whose run holds no such number, is shown as "not measured by a run";
+one whose run is missing or incomplete as "run not available". Nothing here is evaluated as
+code.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ RULES = {"greater": 2, "less": 2, "at_least": 2, "at_most": 2, "within": 3}
 
 REPRODUCED, NOT_REPRODUCED = "reproduced", "not reproduced"
 NOT_MEASURED = "not measured by a run"
+NO_RUN = "run not available"
 
 
 @dataclass
@@ -101,6 +104,10 @@ def find(claims_dir: Path) -> list[Path]:
             if n.endswith(".yaml") and os.path.isfile(claims_dir / n)]
 
 
+class NoRun(LookupError):
+    """The claim's run is missing, incomplete or refused."""
+
+
 class Results:
     """The results of the figure runs under ``runs_dir``, read once each (confined)."""
 
@@ -130,7 +137,7 @@ def _read(spec, figure: str, results: Results) -> float | str:
         spec = {"key": spec}
     res = results.of(str(spec.get("run", figure)))
     if isinstance(res, str):
-        raise LookupError(res)
+        raise NoRun(res)
     key = str(spec.get("key"))
     if "of" not in spec:
         if key not in res:
@@ -153,7 +160,8 @@ def judge(claim: Claim, results: Results) -> Outcome:
         try:
             v = _read(spec, claim.figure, results)
         except LookupError as exc:
-            return Outcome(claim, numbers, NOT_MEASURED, str(exc.args[0]))
+            return Outcome(claim, numbers, NO_RUN if isinstance(exc, NoRun) else NOT_MEASURED,
+                           str(exc.args[0]))
         values[name] = v
         numbers.append((name, f"{v:.4g}" if isinstance(v, float) else v))
     (rule, args), = claim.rule.items()

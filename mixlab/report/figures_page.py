@@ -42,10 +42,10 @@ def _claim_rows(outcomes: list) -> list[list[dict]]:
     for o in outcomes:
         mine = ", ".join(f"{n} {v}" for n, v in o.numbers) or "–"
         cls = VERDICT_CLS.get(o.verdict, "v-none")
-        rows.append([cell(o.claim.claim, numeric=False), cell(o.claim.paper, numeric=False),
-                     cell(mine, numeric=False),
+        rows.append([cell(o.claim.claim, numeric=False, cls="wrap"),
+                     cell(o.claim.paper, numeric=False), cell(mine, numeric=False, cls="wrap"),
                      cell(o.verdict, numeric=False, cls=cls),
-                     cell(o.why, numeric=False)])
+                     cell(o.why, numeric=False, cls="wrap")])
     return rows
 
 

@@ -60,7 +60,7 @@ def test_claims_are_judged_from_the_run_files(runs):
     assert coverage.verdict == claims_mod.NOT_MEASURED
     assert "not reached within budget" in coverage.numbers[0][1]
     fig3 = got["no decay (α = 1) beats α = 0.95 (Fig 3 left)"]      # its run is not there
-    assert fig3.verdict == claims_mod.NOT_MEASURED and "make fig-rates-fpcd-3-left" in fig3.why
+    assert fig3.verdict == claims_mod.NO_RUN and "make fig-rates-fpcd-3-left" in fig3.why
     assert got["rates-herding rises fastest early"].verdict == claims_mod.NOT_MEASURED
 
 
