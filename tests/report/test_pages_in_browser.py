@@ -40,7 +40,19 @@ def pages(tmp_path_factory):
     w.writerows(rows)
     (bad / "league.csv").write_text(buf.getvalue())
     mixlab("report", bad, "-o", root / "bad-league.html")
-    return {"league": league / "league.html", "run": root / "run.html",
+    long = root / "long-league"         # one target, 80 samplers: longer than a screen
+    long.mkdir()
+    for name in ("league.json", "league.png"):
+        shutil.copy(league / name, long / name)
+    rows = [{**rows[0], "sampler": f"sampler-{i:02d}", "time_rank": str(i + 1)}
+            for i in range(80)]
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=list(rows[0]))
+    w.writeheader()
+    w.writerows(rows)
+    (long / "league.csv").write_text(buf.getvalue())
+    mixlab("report", long, "-o", root / "long-league.html")
+    return {"long-league": root / "long-league.html","league": league / "league.html", "run": root / "run.html",
             "hostile": root / "hostile.html", "compare": root / "compare.html",
             "bad-league": root / "bad-league.html"}
 
@@ -117,5 +129,22 @@ def test_no_horizontal_scroll_of_the_body(browser, pages, name, width):
         sticky = o.page.evaluate("getComputedStyle(document.querySelector('thead th'))"
                                  ".position")
         assert sticky == "sticky"
+    finally:
+        o.page.close()
+
+
+def test_a_table_longer_than_a_screen_keeps_its_header_in_view(browser, pages):
+    o = open_page(browser, pages["long-league"], width=390, height=700)
+    try:
+        page = o.page
+        box = page.locator(".scroll.tall").first
+        assert box.evaluate("b => b.scrollHeight > b.clientHeight + 1000")  # it does scroll
+        box.evaluate("b => { b.scrollIntoView(); b.scrollTop = 1500; }")
+        top = box.evaluate("b => b.getBoundingClientRect().top")
+        head = page.locator("table.sortable thead th").first
+        assert abs(head.evaluate("h => h.getBoundingClientRect().top") - top) <= 2
+        first_row = page.locator("table.sortable tbody tr").first
+        assert first_row.evaluate("r => r.getBoundingClientRect().bottom") < top  # scrolled by
+        assert o.errors == []
     finally:
         o.page.close()
