@@ -82,7 +82,7 @@ def context(run_dir: str | Path, with_figures: bool = True) -> dict:
     plugins = _plugins(prov)
     prov.pop("plugins", None)
     data = [(k, v) for k, v in sorted(results.items())
-            if "sha256" in k or k.startswith("data/") or k.endswith("/file")]
+            if "sha256" in k or k.startswith(("data", "model/file"))]
     dropped = spec.get("dropped") if isinstance(spec.get("dropped"), dict) else {}
     return {
         "kind": "run", "title": str(spec.get("name") or Path(run_dir).name),
