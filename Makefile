@@ -57,7 +57,8 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -n auto --dist loadgroup
 
 # The sampler leagues (docs/league.md): every registered sampler of each family on its standard
-# targets, at equal time and equal work; tables in runs/$(SCALE)/league-<family>/league.md.
+# targets, at equal time and equal work; tables in runs/$(SCALE)/league-<family>/league.md, the
+# page in league.html.
 LEAGUES ?= spinglass mrf rbm logistic
 JOBS ?= 2
 league: $(STAMP)
