@@ -8,9 +8,12 @@ report`` puts them in the figure's HTML caption and draws nothing.
 
 from __future__ import annotations
 
+import textwrap
+
 NOTE_FONT = 7        # points
 LINE_INCHES = 0.15   # one line of notes at NOTE_FONT, with spacing
 MARGIN_INCHES = 0.12
+CHAR_WIDTH = 0.62    # a character's width in units of the font size (DejaVu Sans, generous)
 
 
 def note(fig, *lines: str) -> None:
@@ -24,12 +27,14 @@ def notes_of(fig) -> list[str]:
 
 
 def draw_below(fig) -> None:
-    """Grow ``fig`` at the bottom by the height of its notes and write them there: every axes
-    and figure-level text keeps its size in inches and moves up, so nothing is drawn over."""
-    notes = notes_of(fig)
+    """Grow ``fig`` at the bottom by the height of its notes and write them there, each wrapped
+    to the figure's width: every axes and figure-level text keeps its size in inches and moves
+    up, so nothing is drawn over."""
+    width, height = fig.get_size_inches()
+    chars = max(20, int(width * 72 / (CHAR_WIDTH * NOTE_FONT)))   # a line's characters
+    notes = [line for n in notes_of(fig) for line in textwrap.wrap(n, chars) or [""]]
     if not notes:
         return
-    width, height = fig.get_size_inches()
     extra = LINE_INCHES * len(notes) + MARGIN_INCHES
     total = height + extra
 

@@ -114,7 +114,8 @@ def test_notes_go_below_the_axes_not_over_them():
     ax = fig.add_subplot()
     ax.plot([0, 1], [0, 1])
     note(fig, *[f"sampler {i}: not reached within budget" for i in range(9)])
-    assert len(notes_of(fig)) == 9
+    note(fig, "a long note, " * 40)                    # wrapped to the figure's width
+    assert len(notes_of(fig)) == 10
     height = ax.get_window_extent().height
     draw_below(fig)
     fig.canvas.draw()
@@ -122,6 +123,7 @@ def test_notes_go_below_the_axes_not_over_them():
     text = fig.texts[-1].get_window_extent(renderer)
     axes = ax.get_tightbbox(renderer)                  # with its tick labels
     assert text.y1 < axes.y0                           # below everything the axes draw
+    assert 0 <= text.x0 and text.x1 <= fig.bbox.width  # and inside the figure
     assert ax.get_window_extent().height == pytest.approx(height)   # the axes kept their size
     assert fig.get_size_inches()[1] > 4.8
 
