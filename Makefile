@@ -57,7 +57,8 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -n auto --dist loadgroup
 
 # The sampler leagues (docs/league.md): every registered sampler of each family on its standard
-# targets, at equal time and equal work; tables in runs/$(SCALE)/league-<family>/league.md.
+# targets, at equal time and equal work; tables in runs/$(SCALE)/league-<family>/league.md, the
+# page in league.html.
 LEAGUES ?= spinglass mrf rbm logistic
 JOBS ?= 2
 league: $(STAMP)
@@ -101,7 +102,8 @@ figures:
 	@start=$$(date +%s); $(MAKE) --no-print-directory all-figures || exit $$?; \
 	echo "make figures: $$(( $$(date +%s) - start )) s of wall time at -j $(JOBS)"
 all-figures: $(FIGURES)
-	@echo "figures written to figures/$(SCALE)/"
+	$(MIXLAB) report --figures figures/$(SCALE) runs/$(SCALE) --claims claims
+	@echo "figures written to figures/$(SCALE)/ (index: figures/$(SCALE)/index.html)"
 
 # Runs benchmarks/bench_*.py, writes benchmarks/results.json, adds the run to
 # benchmarks/history.json and regenerates docs/benchmarks.md (`python -m benchmarks --render`

@@ -13,6 +13,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from .errors import FigureNotReady, RunFileError, UsageError  # noqa: E402
+from .figure_notes import draw_below, notes_of  # noqa: E402
 from .plugins import registry  # noqa: E402
 from .runfile import confined  # noqa: E402
 from .runfile.atomic import atomic_write  # noqa: E402
@@ -23,9 +24,9 @@ STYLE = Path(__file__).with_name("mixlab.mplstyle")
 PNG_METADATA = {"Software": None}
 
 
-def render(run: RunReader, name: str, out: str | Path, inside: Path | None = None) -> Path:
-    """Draw figure ``name`` of ``run`` into the PNG file ``out`` (a name relative to the
-    directory ``inside`` when given: written through mixlab.runfile.confined)."""
+def draw(run: RunReader, name: str, *, notes_below: bool = True) -> tuple[bytes, list[str]]:
+    """Figure ``name`` of ``run`` as PNG bytes, and its notes (mixlab.figure_notes): drawn
+    below the axes when ``notes_below``, else left out of the image for a caption."""
     experiment = str(run.attrs.get("experiment", ""))
     figs = registry.figures_of_run(experiment)
     if name not in figs:
@@ -43,13 +44,32 @@ def render(run: RunReader, name: str, out: str | Path, inside: Path | None = Non
         except (KeyError, RunFileError) as exc:
             raise RunFileError(f"figure {name} cannot be drawn from {run.path}: missing {exc} "
                                f"(run status: {run.status})") from exc
+        notes = notes_of(fig)
+        if notes_below:
+            draw_below(fig)
         png = io.BytesIO()
         fig.savefig(png, format="png", metadata=PNG_METADATA)
-        if inside is not None:  # never a half-written PNG, never through a link
-            return confined.write_atomic(inside, out, png.getvalue())
-        out = Path(out)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(out, png.getvalue())
+    return png.getvalue(), notes
+
+
+def describe(run: RunReader, name: str) -> str:
+    """The first line of figure ``name``'s docstring (what it shows), or its name."""
+    kind = registry.figures_of_run(str(run.attrs.get("experiment", ""))).get(name) \
+        or registry.all_figures().get(name)
+    doc = kind.help if kind is not None else ""
+    return " ".join(doc.split("\n\n")[0].split()) or name
+
+
+def render(run: RunReader, name: str, out: str | Path, inside: Path | None = None) -> Path:
+    """Draw figure ``name`` of ``run`` into the PNG file ``out`` (a name relative to the
+    directory ``inside`` when given: written through mixlab.runfile.confined), its notes below the
+    axes."""
+    png, _ = draw(run, name)
+    if inside is not None:  # never a half-written PNG, never through a link
+        return confined.write_atomic(inside, out, png)
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(out, png)
     return out
 
 

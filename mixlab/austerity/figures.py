@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..figure_notes import note as figure_note
 from ..plugins.registry import figure
 from .evaluators import JointL1
 from .experiment_bign import TESTS, series_label
@@ -170,8 +171,7 @@ def fig5_6(run, fig) -> None:
     frozen = [lab for lab in run.metrics().get("variance_l1", {})
               if res.get(f"{lab}/accept", 1.0) < 0.01]
     if frozen:
-        fig.subplots_adjust(bottom=0.15)
-        fig.text(0.02, 0.01, f"acceptance < 1%: {', '.join(frozen)}", fontsize=7, va="bottom")
+        figure_note(fig, f"acceptance < 1%: {', '.join(frozen)}")
     ax.set_xlabel("wall-clock seconds (sampling only)")
     ax.set_ylabel("L1 error of the posterior variance (log scale)")
     ax.set_title(f"SGLD proposals, step size {run.spec['step_size']:g}; data: "

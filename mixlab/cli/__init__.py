@@ -34,6 +34,7 @@ COMMANDS = {
     "export": "mixlab.cli.export_cmd:export",
     "compare": "mixlab.cli.compare_cmd:compare",
     "league": "mixlab.cli.league_cmd:league",
+    "report": "mixlab.cli.report_cmd:report",
 }
 
 
@@ -124,6 +125,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
     mixlab sweep SPEC key=a,b,c ...            one run per grid point + summary
     mixlab league FAMILY [-j N]                every sampler x standard targets, ranked
     mixlab train --data usps -o model.h5       train an RBM (a resumable run in model.h5.run/)
+    mixlab report PATH... [-o FILE.html]       one self-contained page: run, sweep, league
     mixlab data list|fetch|info                real data sets
     mixlab specs list|show|copy                the papers' specs shipped with mixlab
     mixlab plugins [--json]                    registered samplers, experiments, figures

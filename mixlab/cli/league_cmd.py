@@ -37,7 +37,7 @@ def run_league_spec(spec: dict, out: str | None, workers: int, scheduler: str | 
                                quiet=quiet)
     click.echo(text, nl=False)
     failed = [e for e in entries if e.status != "complete"]
-    click.echo(f"league: {league_dir} (league.csv, league.md, league.png; "
+    click.echo(f"league: {league_dir} (league.csv, league.md, league.png, league.html; "
                f"'mixlab show {league_dir}')")
     if failed:   # the outputs are written; the exit status says they are not whole (a sweep's)
         raise MixlabError(f"{len(failed)} of {len(entries)} league cell(s) did not complete "
@@ -75,7 +75,8 @@ def league(family, overrides, samplers, targets, plugin_files, scale, seed, spec
     on each standard target over several seeds, at equal wall time and at equal work (the
     family's cost unit, from the samplers' own statistics). Each cell (a sampler on a target)
     is an ordinary run directory; an interrupted league resumes only its unfinished cells.
-    Writes league.csv, league.md and league.png and prints the table."""
+    Writes league.csv, league.md, league.png and league.html (mixlab report) and prints the
+    table."""
     over = list(overrides)
     if samplers is not None:
         over.append(f"only_samplers=[{','.join(_names(samplers))}]")

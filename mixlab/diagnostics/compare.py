@@ -100,6 +100,14 @@ def result_table(views: list[RunView], patterns: list[str] | None) -> dict[str, 
 
 def overlay(views: list[RunView], metric: str, out: Path) -> Path:
     """One axes with every run's series of ``metric`` (PNG written atomically)."""
+    from ..runfile.atomic import atomic_write
+
+    atomic_write(out, overlay_png(views, metric))
+    return out
+
+
+def overlay_png(views: list[RunView], metric: str) -> bytes:
+    """The PNG bytes of :func:`overlay`."""
     import io
 
     import matplotlib.style
@@ -107,7 +115,6 @@ def overlay(views: list[RunView], metric: str, out: Path) -> Path:
     from matplotlib.figure import Figure
 
     from ..plotting import PNG_METADATA, STYLE
-    from ..runfile.atomic import atomic_write
 
     have = [v for v in views if metric in v.metrics]
     if not have:
@@ -141,8 +148,7 @@ def overlay(views: list[RunView], metric: str, out: Path) -> Path:
         ax.grid(True, which="both", alpha=0.3)
         png = io.BytesIO()
         fig.savefig(png, format="png", metadata=PNG_METADATA)
-    atomic_write(out, png.getvalue())
-    return out
+    return png.getvalue()
 
 
 def _spans_decades(a: np.ndarray) -> bool:

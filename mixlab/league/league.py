@@ -7,8 +7,8 @@ budgets; its cells are ``league.cell`` runs (mixlab.league.cell), one per (targe
 pool (``workers`` processes) or on a Dask cluster, with one BLAS thread per cell, exactly as sweep
 points: a complete cell is never run again, an unfinished one resumes from its checkpoint, a
 failing one is recorded with its one-line reason and the others go on. When the cells are done
-the league writes ``league.csv``, ``league.md``, ``league.txt``, ``league.json`` and the
-figure ``league.png`` into the league directory.
+the league writes ``league.csv``, ``league.md``, ``league.txt``, ``league.json``, the
+figure ``league.png`` and the page ``league.html`` into the league directory.
 
 Samplers: every sampler registered for the family (mixlab's, installed plugins', and the
 spec's ``plugins:``), each under its own name with its default parameters; an entry of
@@ -286,6 +286,7 @@ def _total(entries: list[Entry], key: str) -> float | None:
 
 def write_outputs(league_dir: Path, entries: list[Entry], info: dict,
                   curves: dict | None = None) -> str:
+    from ..report.league_page import write_league_html
     from ..runfile import confined
     from .figure import draw_league
 
@@ -296,4 +297,5 @@ def write_outputs(league_dir: Path, entries: list[Entry], info: dict,
     confined.write_atomic(league_dir, "league.txt", text.encode())
     draw_league(league_dir, entries, info, curves)
     confined.write_atomic(league_dir, "league.json", json.dumps(info, indent=1).encode())
+    write_league_html(league_dir)     # the page of the files just written (mixlab.report)
     return text

@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from ..errors import FigureNotReady
+from ..figure_notes import note
 from ..plugins.registry import figure
 
 _COLORS = {"gibbs": "C3", "sample-penalization": "C2", "rates-herding": "C1",
@@ -86,11 +87,7 @@ def fig_isl(run, fig) -> None:
             lines.append(f"{lab} vs {spec['isl'].get('reference')}: " +
                          (f"{v:.3g}x at {n_at} samples" if isinstance(v, float) else
                           f"not reached within budget at {n_at} samples"))
-    note = spec.get("note") or ""
-    text = "\n".join([*([note] if note else []), *lines])
-    if text:
-        ax.text(0.02, 0.98, text, transform=ax.transAxes, fontsize=7, va="top",
-                bbox={"facecolor": "white", "alpha": 0.8, "lw": 0})
+    note(fig, spec.get("note") or "", *lines)   # a caption below the axes, not over the curves
     ax.legend(fontsize=7, loc="lower right")
     ylo = [np.nanmin(c["y"][c["x"] >= 10]) for c in metrics.get("isl", {}).values()
            if np.any(c["x"] >= 10)]
@@ -98,10 +95,7 @@ def fig_isl(run, fig) -> None:
         top = max(np.nanmax(c["y"]) for c in metrics["isl"].values())
         for c in metrics.get("isl_baseline", {}).values():
             top = max(top, c["y"][0])
-        # headroom for the text box above the curves: 4.5% of the data range per line of text
-        lines_of_text = text.count("\n") + 1 if text else 0
-        span = top - min(ylo) + 8
-        ax.set_ylim(min(ylo) - 5, top + 3 + span * 0.045 * lines_of_text)
+        ax.set_ylim(min(ylo) - 5, top + 3)
 
 
 @figure("rates_fpcd.fig1", experiment="rates_fpcd.sequences", size=(8.0, 4.0))

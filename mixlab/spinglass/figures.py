@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..figure_notes import note as figure_note
 from ..plugins.registry import figure
 from .experiments import BASELINES
 from .experiments import LABELS as ESTIMATOR_LABELS
@@ -39,7 +40,7 @@ def fig1_left(run, fig) -> None:
             f"discrepancy ignored")
     if res.get("missing_baselines"):
         note += f"; missing baselines: {res['missing_baselines']}"
-    fig.text(0.01, 0.005, note, fontsize=6, va="bottom")
+    figure_note(fig, note)
     ax.legend(fontsize=7)
 
 

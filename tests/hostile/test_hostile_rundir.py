@@ -34,13 +34,15 @@ RUN_ARGS = ["budget.draws=200"]
 SWEEP_ARGS = ["step=0.5,1.0", "--set", "budget.draws=100"]
 ADDRESS_SPACE = 2_000_000 * 1024  # ulimit -v 2000000
 LEAKS = [V.TOKEN, str(V.OUTSIDE_VALUE)]
-COMMANDS = ("show", "show --json", "plot", "diagnose", "export", "compare", "resume")
+COMMANDS = ("show", "show --json", "plot", "diagnose", "export", "compare", "report",
+            "resume")
 FULL_DISK_LIMITS = (1024, 8192, 24576)
 # glibc keeps freed memory in the worker's heap instead of unmapping it, so the buffers of the
 # 100 MB attribute are faulted in once, not by every command that reads it (most of the worker's
 # system time). The heap still counts toward RLIMIT_AS: the limit checked is no looser.
 KEEP_FREED_MEMORY = {"MALLOC_MMAP_THRESHOLD_": str(1 << 30), "MALLOC_TRIM_THRESHOLD_": str(1 << 31)}
-PRELOAD = ["arviz", "mixlab.diagnostics.mixing", "mixlab.plotting", "mixlab.diagnostics.export"]
+PRELOAD = ["arviz", "mixlab.diagnostics.mixing", "mixlab.plotting", "mixlab.diagnostics.export",
+           "mixlab.report.run_page"]
 
 
 def _invoke(*args) -> None:
@@ -51,15 +53,16 @@ def _invoke(*args) -> None:
 def _commands(kind: str, d: Path, target: Path, pristine: Path) -> dict[str, list[str]]:
     """argv of each command on variant directory ``d`` (``target``: the run, or the sweep)."""
     exports = str(d / "exports" / "x.nc")
+    page = ["report", str(target), "-o", str(d / "exports" / "report.html")]
     if kind == "run":
         return {"show": ["show", str(target)], "show --json": ["show", "--json", str(target)],
                 "plot": ["plot", str(target)], "diagnose": ["diagnose", str(target)],
                 "export": ["export", str(target), "-o", exports],
-                "compare": ["compare", str(target), str(pristine)],
+                "compare": ["compare", str(target), str(pristine)], "report": page,
                 "resume": ["run", SPEC, "--out", str(target), "-q", *RUN_ARGS]}
     point = sorted(p for p in target.iterdir() if p.is_dir() and not p.is_symlink())
     cmds = {"show": ["show", str(target)], "show --json": ["show", "--json", str(target)],
-            "compare": ["compare", str(target)],
+            "compare": ["compare", str(target)], "report": page,
             "resume": ["sweep", SPEC, *SWEEP_ARGS, "--out", str(target), "-q"]}
     if point:  # the commands that take a run, on the sweep's first point
         cmds.update({"plot": ["plot", str(point[0])], "diagnose": ["diagnose", str(point[0])],
@@ -165,7 +168,7 @@ def _table(results: dict) -> str:
 CELLS = ([f"run|{v}|{c}" for v in V.RUN_VARIANTS for c in COMMANDS]
          + [f"sweep|{v}|{c}" for v in V.RUN_VARIANTS for c in COMMANDS]
          + [f"sweep|{v}|{c}" for v in V.SWEEP_VARIANTS for c in
-            ("show", "show --json", "compare", "resume")])
+            ("show", "show --json", "compare", "report", "resume")])
 
 
 @pytest.mark.parametrize("cell", CELLS)

@@ -78,6 +78,27 @@ def test_tiny_isl_run(tiny_run):
     assert execute(spec, d, quiet=True)[1] == "complete"
 
 
+def test_isl_figure_puts_its_speedup_notes_in_a_caption_not_over_the_curves(tiny_run):
+    """The speed-up lines are the figure's notes (mixlab.figure_notes): none is drawn on the
+    axes; mixlab plot writes them below the axes, a report in the caption."""
+    from mixlab.plotting import draw
+
+    _, d = tiny_run
+    with RunReader(d) as r:
+        png, notes = draw(r, "rates_fpcd.isl_curves", notes_below=False)
+        below, same = draw(r, "rates_fpcd.isl_curves")
+    assert any(n.startswith("herd vs gibbs: ") for n in notes) and notes == same
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(below) > len(png)   # taller, with the notes
+    from matplotlib.figure import Figure
+
+    from mixlab.rbm.figures import fig_isl
+
+    fig = Figure()
+    with RunReader(d) as r:
+        fig_isl(r, fig)
+    assert len(fig.axes[0].texts) == 0 and len(fig.texts) == 0
+
+
 def test_same_seed_same_curves(tiny_run, tmp_path):
     spec, d = tiny_run
     d2 = tmp_path / "again"
