@@ -56,6 +56,7 @@ import numpy as np
 
 from ..errors import SpecError
 from .reach import marginal_reach
+from .target_spinglass import GLASS_BETA
 from .truth import cached_truth
 
 #: the seed of every standard target's random model (part of its definition)
@@ -81,6 +82,11 @@ class Instance:
     reach_error: float = math.nan
 
 
+#: the critical coupling of the square-lattice Ising ferromagnet in the ±1 convention of
+#: mixlab.spinglass.model (p ∝ exp(J Σ x_i x_j)): sinh(2 J_c) = 1, J_c = ln(1 + √2) / 2
+CRITICAL_COUPLING = 0.5 * math.log1p(math.sqrt(2.0))
+
+
 def _spinglass_targets() -> dict[str, dict]:
     out = {}
     for mixed in (False, True):
@@ -88,6 +94,11 @@ def _spinglass_targets() -> dict[str, dict]:
             name = f"{'mixed' if mixed else 'attractive'}-c{c:g}"
             out[name] = {"rows": 10, "cols": 10, "field": 1.0, "coupling": c, "mixed": mixed,
                          "model_seed": MODEL_SEED}
+    out["critical-16x64"] = {"model": "ferromagnet", "rows": 16, "cols": 64, "field": 0.0,
+                             "coupling": CRITICAL_COUPLING, "yardstick": "sites_and_edges"}
+    out[f"pmj-16x16-b{GLASS_BETA:g}"] = {
+        "model": "pm_j", "rows": 16, "cols": 16, "field": 0.0, "coupling": GLASS_BETA,
+        "model_seed": MODEL_SEED, "yardstick": "sites_and_edges"}
     return out
 
 
@@ -161,21 +172,16 @@ def build(family: str, definition: dict, init: str = "random") -> Instance:
 def _build_spinglass(d: dict, init: str) -> Instance:
     from ..spinglass.exact import MAX_WIDTH
     from ..spinglass.exact import marginals as exact_marginals
-    from ..spinglass.model import random_spin_glass
     from ..spinglass.summaries import summarizer
     from ..spinglass.target import SpinGlassTarget
+    from .target_spinglass import sites_and_edges, spinglass_model
     from .yardstick import MarginalYardstick
 
-    try:
-        rows, cols = int(d["rows"]), int(d["cols"])
-        model = random_spin_glass(rows, cols, float(d["field"]), float(d["coupling"]),
-                                  bool(d["mixed"]),
-                                  np.random.default_rng(int(d["model_seed"])))
-    except (KeyError, TypeError, ValueError) as exc:
-        raise SpecError(f"a spin glass target needs rows, cols, field, coupling, mixed and "
-                        f"model_seed ({exc})", "target") from None
-    if min(rows, cols) > MAX_WIDTH:
+    model = spinglass_model(d)
+    if min(model.shape) > MAX_WIDTH:
         raise SpecError(f"exact marginals need min(rows, cols) <= {MAX_WIDTH}", "target")
+    if d.get("yardstick", "sites") == "sites_and_edges":
+        return sites_and_edges(d, model, init, Instance)
     truth = cached_truth("spinglass", d, lambda: {"marginals": exact_marginals(model)})
     p = truth["marginals"]
     return Instance(
