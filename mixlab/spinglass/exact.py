@@ -23,8 +23,10 @@ Perturbation tables use index 0 for spin -1 and 1 for spin +1: ``unary (..., R, 
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 from ..errors import MixlabError
+from ..numba_cache import CACHE
 from .model import SpinGlass
 
 __all__ = ["log_partition", "marginals", "edge_marginals", "site_and_edge_marginals", "max_product", "brute_force",
@@ -114,8 +116,9 @@ def _forward(T: _Tables, mode: str, keep: bool = False):
     """Sweep the frontier. mode 'sum' (log-sum-exp) or 'max'.
 
     Returns (final (B, 2^C), per-site list): for 'max' with keep, the argmax old bit per site,
-    bit-packed (uint8 (B, 2^C / 8) by ``np.packbits``, read by :func:`_packed_bit`: a 16 x 64
-    grid's 1,024 sites x 2^16 states keep 8 MiB per batch element); empty otherwise."""
+    bit-packed (uint8 (B, 2^C / 8), big-endian as ``np.packbits``, read by
+    :func:`_packed_bit`: a 16 x 64 grid's 1,024 sites x 2^16 states keep 8 MiB per batch
+    element); empty otherwise."""
     B, C, n = T.B, T.C, T.R * T.C
     S = 1 << C
     if mode == "sum":
@@ -124,24 +127,60 @@ def _forward(T: _Tables, mode: str, keep: bool = False):
             a = _sum_step(T, a, k)
         return a, []
     a = np.zeros((B, S))
+    none = np.zeros((B, 2, 2))
     kept = []
     for k in range(n):
-        c, d, E = _incoming(T, k)
-        H, L = 1 << (C - 1 - c), 1 << c
-        A = a.reshape(B, H, 2, L)
-        if d is None:  # first row: the old bit is a dummy
-            m = np.maximum(A[:, :, 0], A[:, :, 1])[:, :, None, :]
-            if keep:
-                kept.append(np.zeros((B, (S + 7) // 8), dtype=np.uint8))
-        else:
-            x0 = A[:, :, 0:1, :] + d[:, None, 0, :, None]   # (B,H,2new,L) from b_old = 0
-            x1 = A[:, :, 1:2, :] + d[:, None, 1, :, None]
-            choose = x1 > x0
-            m = np.where(choose, x1, x0)
-            if keep:
-                kept.append(np.packbits(choose.reshape(B, S), axis=1))
-        a = (m + E).reshape(B, S)
+        _, c, u, d, rt = T.site(k)
+        packed = np.zeros((B, (S + 7) // 8), np.uint8)
+        _max_site(a, packed, np.ascontiguousarray(u),
+                  none if d is None else np.ascontiguousarray(d),
+                  none if rt is None else np.ascontiguousarray(rt), c, d is not None,
+                  rt is not None)
+        if keep:
+            kept.append(packed)
     return a, kept
+
+
+@njit(cache=CACHE, nogil=True, boundscheck=False)
+def _max_site(a, packed, u, d, rt, c, has_down, has_right):
+    """One max-product step of the frontier ``a (B, 2^C)``, in place: site at column ``c``
+    replaces the old bit ``c`` (the spin above) by the new spin. For each state pair that
+    differs in bit ``c`` only, the new value of bit ``c = new`` is ``max_old(a[old] +
+    d[old, new]) + u[new] + rt[left, new]`` (``left`` = bit ``c - 1``); the argmax old bit is
+    set in ``packed (B, 2^C / 8)`` (big-endian bits) when it is 1 (ties go to 0). ``u (B, 2)``,
+    ``d (B, 2, 2)`` and ``rt (B, 2, 2)`` as in :meth:`_Tables.site`; the first row has no
+    ``d`` (the old bit is a dummy: plain max, nothing recorded), the first column no ``rt``.
+    One pass over the frontier, the work of the vectorised expressions it replaces without
+    their temporaries."""
+    B, S = a.shape
+    L = 1 << c
+    H = S // (2 * L)
+    for b in range(B):
+        for h in range(H):
+            base = h * 2 * L
+            for low in range(L):
+                i0 = base + low
+                i1 = i0 + L
+                a0 = a[b, i0]
+                a1 = a[b, i1]
+                left = (low >> (c - 1)) & 1 if has_right else 0
+                for new in range(2):
+                    e = u[b, new]
+                    if has_right:
+                        e += rt[b, left, new]
+                    if has_down:
+                        x0 = a0 + d[b, 0, new]
+                        x1 = a1 + d[b, 1, new]
+                        if x1 > x0:
+                            i = i1 if new else i0
+                            packed[b, i >> 3] |= np.uint8(1 << (7 - (i & 7)))
+                            x0 = x1
+                    else:
+                        x0 = a0 if a0 >= a1 else a1
+                    if new:
+                        a[b, i1] = x0 + e
+                    else:
+                        a[b, i0] = x0 + e
 
 
 def _packed_bit(packed: np.ndarray, rows: np.ndarray, index: np.ndarray) -> np.ndarray:
