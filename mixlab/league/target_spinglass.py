@@ -29,9 +29,8 @@ from ..errors import SpecError
 from .reach import marginal_reach
 from .truth import cached_truth
 
-#: the ±J glass target's inverse temperature (J = 1): T = 1/3, well below the temperatures
-#: where single-spin-flip dynamics on a 16 x 16 grid still equilibrates in a few thousand
-#: sweeps (docs/league.md)
+#: the ±J glass target's inverse temperature (J = 1): at T = 1/3 single-site samplers stay in
+#: the valley they start in for thousands of sweeps of a 16 x 16 grid (docs/league.md)
 GLASS_BETA = 3.0
 
 MODELS = ("uniform_random", "ferromagnet", "pm_j")
