@@ -108,8 +108,8 @@ FAMILY_INFO: dict[str, Family] = {f.name: f for f in (
                     "the spins of each chain on the R x C grid, True = +1"),
         ),
         required=("samples",),
-        step="MCMC samplers: one sweep (every site updated once, R·C site updates; replica "
-             "exchange: one sweep of each of its K replicas, then the swaps); "
+        step="MCMC samplers: one sweep (every site updated once, R·C site updates), replica "
+             "exchange one sweep of each of its K replicas and the swaps; "
              "perturb-and-MAP samplers (`local`, `pairwise`): one independent perturbed MAP "
              "solution per chain",
         cost="site_updates",
