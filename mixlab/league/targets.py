@@ -9,7 +9,10 @@ factories receive, the truth, the yardstick evaluator and the per-draw summaries
 Spin glass (exact truth): 10x10 grids with fields ``θ_i ~ U[-1, 1]`` and couplings ``θ_ij ~
 U[0, c]`` (attractive) or ``U[-c, c]`` (mixed), at c = 0.5, 1.5 and 3 (c = 3 is the hard end of
 Fig 1 of Hazan, Maji & Jaakkola 2013); truth: exact single-site marginals by the frontier
-transfer matrix (mixlab.spinglass.exact).
+transfer matrix (mixlab.spinglass.exact). Two targets where the sampler matters
+(mixlab.league.target_spinglass): ``critical-16x64``, the 16x64 ferromagnet at its critical
+coupling, and ``pmj-16x16-b3``, a ±J glass at T = 1/3, both at zero field and scored on their
+site marginals and nearest-neighbour pair probabilities.
 
 MRF (exact truth): the dense triplet MRF of Korattikara, Chen & Welling (2014, §6.3) with D = 12
 variables (55 pair terms per conditional), log-potentials i.i.d. N(0, s²) with s = 0.02 (the

@@ -6,7 +6,9 @@ chains, sites or edges. One ``step`` is one **sweep** = ``n = R*C`` site updates
 Swendsen-Wang: one bond-and-cluster-flip update of all ``n`` spins), so ``site updates = draws *
 n`` per chain. Draws: ``samples (chain, R, C)`` bool, True = +1. Stats (per chain):
 ``accept`` (fraction of the n site updates that changed a spin; for SW the fraction of spins
-flipped), ``site_updates`` (= n).
+flipped), ``site_updates`` (= n). The Gibbs and Metropolis sweeps also run at a per-chain
+inverse temperature (``sweep(X, rng, beta)``: the potential times β), which replica exchange
+(mixlab.spinglass.tempering) uses.
 
 - :class:`Gibbs`: checkerboard (red/black) Gibbs -- all sites of one colour of every chain are
   resampled at once from ``P(x_i = +1 | rest) = sigmoid(2 h_i)``, ``h_i = θ_i + Σ_j θ_ij x_j``;
@@ -146,6 +148,8 @@ class _Checkerboard:
         return state, *self._emit(X, changed)
 
     def sweep(self, X: np.ndarray, rng: np.random.Generator, beta=None) -> np.ndarray:
+        """One sweep of ``X (R+2, C+2, chains)`` in place at inverse temperature ``beta``
+        (``(chains,)`` or None for 1); returns the spins changed per chain."""
         raise NotImplementedError
 
     def _emit(self, X: np.ndarray, changed: np.ndarray) -> tuple[dict, dict]:
