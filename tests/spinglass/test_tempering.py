@@ -156,3 +156,16 @@ def test_bad_keys_are_refused_with_their_name(key, value):
         sampler_params("spinglass", {"method": "parallel_tempering", key: value},
                        "samplers.pt")
     assert f"samplers.pt.{key}" in str(exc.value)
+
+
+def test_the_experiments_charge_every_replica():
+    """perturb_map's update budgets and axes count a step's ``site_updates``: K sweeps."""
+    from mixlab.spinglass.experiments_sampling import _run_mcmc, step_updates
+
+    model = frustrated_3x3()
+    pt = ParallelTempering(model, chains=4, replicas=3)
+    assert step_updates(pt, model.n) == 3 * 9
+    assert step_updates(M.Gibbs(model, chains=4), model.n) == 9
+    _, _, used = _run_mcmc(pt, model, {"chains": 4, "updates": 4 * 27 * 10, "burn_in": 0.1},
+                           np.random.default_rng(0))
+    assert used == 4 * 27 * 10                  # 10 steps of 4 chains x 3 replicas x 9 sites
