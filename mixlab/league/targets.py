@@ -9,7 +9,10 @@ factories receive, the truth, the yardstick evaluator and the per-draw summaries
 Spin glass (exact truth): 10x10 grids with fields ``θ_i ~ U[-1, 1]`` and couplings ``θ_ij ~
 U[0, c]`` (attractive) or ``U[-c, c]`` (mixed), at c = 0.5, 1.5 and 3 (c = 3 is the hard end of
 Fig 1 of Hazan, Maji & Jaakkola 2013); truth: exact single-site marginals by the frontier
-transfer matrix (mixlab.spinglass.exact).
+transfer matrix (mixlab.spinglass.exact). Two targets where the sampler matters
+(mixlab.league.target_spinglass): ``critical-16x64``, the 16x64 ferromagnet at its critical
+coupling, and ``pmj-16x16-b3``, a ±J glass at T = 1/3, both at zero field and scored on their
+site marginals and nearest-neighbour pair probabilities.
 
 MRF (exact truth): the dense triplet MRF of Korattikara, Chen & Welling (2014, §6.3) with D = 12
 variables (55 pair terms per conditional), log-potentials i.i.d. N(0, s²) with s = 0.02 (the
@@ -56,6 +59,7 @@ import numpy as np
 
 from ..errors import SpecError
 from .reach import marginal_reach
+from .target_spinglass import GLASS_BETA
 from .truth import cached_truth
 
 #: the seed of every standard target's random model (part of its definition)
@@ -81,6 +85,11 @@ class Instance:
     reach_error: float = math.nan
 
 
+#: the critical coupling of the square-lattice Ising ferromagnet in the ±1 convention of
+#: mixlab.spinglass.model (p ∝ exp(J Σ x_i x_j)): sinh(2 J_c) = 1, J_c = ln(1 + √2) / 2
+CRITICAL_COUPLING = 0.5 * math.log1p(math.sqrt(2.0))
+
+
 def _spinglass_targets() -> dict[str, dict]:
     out = {}
     for mixed in (False, True):
@@ -88,6 +97,11 @@ def _spinglass_targets() -> dict[str, dict]:
             name = f"{'mixed' if mixed else 'attractive'}-c{c:g}"
             out[name] = {"rows": 10, "cols": 10, "field": 1.0, "coupling": c, "mixed": mixed,
                          "model_seed": MODEL_SEED}
+    out["critical-16x64"] = {"model": "ferromagnet", "rows": 16, "cols": 64, "field": 0.0,
+                             "coupling": CRITICAL_COUPLING, "yardstick": "sites_and_edges"}
+    out[f"pmj-16x16-b{GLASS_BETA:g}"] = {
+        "model": "pm_j", "rows": 16, "cols": 16, "field": 0.0, "coupling": GLASS_BETA,
+        "model_seed": MODEL_SEED, "yardstick": "sites_and_edges"}
     return out
 
 
@@ -161,21 +175,16 @@ def build(family: str, definition: dict, init: str = "random") -> Instance:
 def _build_spinglass(d: dict, init: str) -> Instance:
     from ..spinglass.exact import MAX_WIDTH
     from ..spinglass.exact import marginals as exact_marginals
-    from ..spinglass.model import random_spin_glass
     from ..spinglass.summaries import summarizer
     from ..spinglass.target import SpinGlassTarget
+    from .target_spinglass import sites_and_edges, spinglass_model
     from .yardstick import MarginalYardstick
 
-    try:
-        rows, cols = int(d["rows"]), int(d["cols"])
-        model = random_spin_glass(rows, cols, float(d["field"]), float(d["coupling"]),
-                                  bool(d["mixed"]),
-                                  np.random.default_rng(int(d["model_seed"])))
-    except (KeyError, TypeError, ValueError) as exc:
-        raise SpecError(f"a spin glass target needs rows, cols, field, coupling, mixed and "
-                        f"model_seed ({exc})", "target") from None
-    if min(rows, cols) > MAX_WIDTH:
+    model = spinglass_model(d)
+    if min(model.shape) > MAX_WIDTH:
         raise SpecError(f"exact marginals need min(rows, cols) <= {MAX_WIDTH}", "target")
+    if d.get("yardstick", "sites") == "sites_and_edges":
+        return sites_and_edges(d, model, init, Instance)
     truth = cached_truth("spinglass", d, lambda: {"marginals": exact_marginals(model)})
     p = truth["marginals"]
     return Instance(

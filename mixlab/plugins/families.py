@@ -108,16 +108,19 @@ FAMILY_INFO: dict[str, Family] = {f.name: f for f in (
                     "the spins of each chain on the R x C grid, True = +1"),
         ),
         required=("samples",),
-        step="MCMC samplers: one sweep (every site updated once, R·C site updates); "
+        step="MCMC samplers: one sweep (every site updated once, R·C site updates), replica "
+             "exchange one sweep of each of its K replicas and the swaps; "
              "perturb-and-MAP samplers (`local`, `pairwise`): one independent perturbed MAP "
              "solution per chain",
         cost="site_updates",
-        cost_help="single-site updates: a sweep counts R·C; a perturb-and-MAP solution is "
+        cost_help="single-site updates: a sweep counts R·C (replica exchange: K·R·C, every "
+                  "replica's sweep); a perturb-and-MAP solution is "
                   "charged R·C (each site assigned once; the MAP solver's own work is not "
                   "counted, compare those samplers by time)",
         summaries="`magnetisation` (mean spin), `energy` (-θ(x), Eq. 1), the spins of four "
                   "fixed sites `spin_r<i>c<j>` (mixlab.spinglass.summaries)",
-        exact="`mixlab.spinglass.exact.marginals(model)` and `log_partition(model)` (frontier "
+        exact="`mixlab.spinglass.exact.marginals(model)`, `site_and_edge_marginals(model)` "
+              "(with each edge's P(x_i = x_j)) and `log_partition(model)` (frontier "
               "transfer matrix, exact for grids whose narrow side is at most 22); "
               "`all_configurations(n)` to enumerate a grid of n ≤ 24 sites",
         benchmarks="`perturb_map.marginal_vs_time`, `perturb_map.marginals_vs_coupling`"),

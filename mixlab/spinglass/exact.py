@@ -10,7 +10,7 @@ bit 1 meaning +1). Adding site ``(r, c)`` replaces the spin ``x[r-1, c]`` in bit
 - :func:`log_partition`: ``log Z = log Σ_x exp θ(x)``.
 - :func:`marginals`: ``P(x_rc = +1)`` (forward-backward over the frontier).
 - :func:`edge_marginals`: ``P(x_i x_j = +1)`` for every right and down edge
-  (``E[x_i x_j] = 2 P - 1``).
+  (``E[x_i x_j] = 2 P - 1``); :func:`site_and_edge_marginals`: both in one sweep.
 - :func:`max_product`: exact MAP (max instead of log-sum-exp, with backtracking) for any sign of
   couplings, with optional unary and pairwise perturbation tables and a batch of perturbations.
 - :func:`brute_force`: enumeration of all ``2^n`` configurations (n <= 24), the test oracle.
@@ -23,11 +23,13 @@ Perturbation tables use index 0 for spin -1 and 1 for spin +1: ``unary (..., R, 
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
+from ..compiled.numba_cache import CACHE
 from ..errors import MixlabError
 from .model import SpinGlass
 
-__all__ = ["log_partition", "marginals", "edge_marginals", "max_product", "brute_force",
+__all__ = ["log_partition", "marginals", "edge_marginals", "site_and_edge_marginals", "max_product", "brute_force",
            "all_configurations", "MAX_WIDTH", "MAX_BRUTE"]
 
 MAX_WIDTH = 22   # frontier of 2^22 states x 8 bytes = 32 MiB per site vector
@@ -113,37 +115,77 @@ def _incoming(T: _Tables, k: int):
 def _forward(T: _Tables, mode: str, keep: bool = False):
     """Sweep the frontier. mode 'sum' (log-sum-exp) or 'max'.
 
-    Returns (final (B, 2^C), per-site list): for 'sum' with keep, the frontier after each site;
-    for 'max', the argmax old bit per site (bool (B, 2^C))."""
+    Returns (final (B, 2^C), per-site list): for 'max' with keep, the argmax old bit per site,
+    bit-packed (uint8 (B, 2^C / 8), big-endian as ``np.packbits``, read by
+    :func:`_packed_bit`: a 16 x 64 grid's 1,024 sites x 2^16 states keep 8 MiB per batch
+    element); empty otherwise."""
     B, C, n = T.B, T.C, T.R * T.C
     S = 1 << C
-    a = np.full((B, S), -C * np.log(2.0) if mode == "sum" else 0.0)
+    if mode == "sum":
+        a = np.full((B, S), -C * np.log(2.0))
+        for k in range(n):
+            a = _sum_step(T, a, k)
+        return a, []
+    a = np.zeros((B, S))
+    none = np.zeros((B, 2, 2))
     kept = []
     for k in range(n):
-        c, d, E = _incoming(T, k)
-        H, L = 1 << (C - 1 - c), 1 << c
-        A = a.reshape(B, H, 2, L)
-        if d is None:  # first row: the old bit is a dummy with weight 2^-1 (sum) / 1 (max)
-            if mode == "sum":
-                m = np.logaddexp(A[:, :, 0], A[:, :, 1])[:, :, None, :]
-            else:
-                m = np.maximum(A[:, :, 0], A[:, :, 1])[:, :, None, :]
-                if keep:
-                    kept.append(np.zeros((B, S), dtype=bool))
-        else:
-            x0 = A[:, :, 0:1, :] + d[:, None, 0, :, None]   # (B,H,2new,L) from b_old = 0
-            x1 = A[:, :, 1:2, :] + d[:, None, 1, :, None]
-            if mode == "sum":
-                m = np.logaddexp(x0, x1)
-            else:
-                choose = x1 > x0
-                m = np.where(choose, x1, x0)
-                if keep:
-                    kept.append(choose.reshape(B, S))
-        a = (m + E).reshape(B, S)
-        if mode == "sum" and keep:
-            kept.append(a)
+        _, c, u, d, rt = T.site(k)
+        packed = np.zeros((B, (S + 7) // 8), np.uint8)
+        _max_site(a, packed, np.ascontiguousarray(u),
+                  none if d is None else np.ascontiguousarray(d),
+                  none if rt is None else np.ascontiguousarray(rt), c, d is not None,
+                  rt is not None)
+        if keep:
+            kept.append(packed)
     return a, kept
+
+
+@njit(cache=CACHE, nogil=True, boundscheck=False)
+def _max_site(a, packed, u, d, rt, c, has_down, has_right):
+    """One max-product step of the frontier ``a (B, 2^C)``, in place: site at column ``c``
+    replaces the old bit ``c`` (the spin above) by the new spin. For each state pair that
+    differs in bit ``c`` only, the new value of bit ``c = new`` is ``max_old(a[old] +
+    d[old, new]) + u[new] + rt[left, new]`` (``left`` = bit ``c - 1``); the argmax old bit is
+    set in ``packed (B, 2^C / 8)`` (big-endian bits) when it is 1 (ties go to 0). ``u (B, 2)``,
+    ``d (B, 2, 2)`` and ``rt (B, 2, 2)`` as in :meth:`_Tables.site`; the first row has no
+    ``d`` (the old bit is a dummy: plain max, nothing recorded), the first column no ``rt``.
+    One pass over the frontier, the work of the vectorised expressions it replaces without
+    their temporaries."""
+    B, S = a.shape
+    L = 1 << c
+    H = S // (2 * L)
+    for b in range(B):
+        for h in range(H):
+            base = h * 2 * L
+            for low in range(L):
+                i0 = base + low
+                i1 = i0 + L
+                a0 = a[b, i0]
+                a1 = a[b, i1]
+                left = (low >> (c - 1)) & 1 if has_right else 0
+                for new in range(2):
+                    e = u[b, new]
+                    if has_right:
+                        e += rt[b, left, new]
+                    if has_down:
+                        x0 = a0 + d[b, 0, new]
+                        x1 = a1 + d[b, 1, new]
+                        if x1 > x0:
+                            i = i1 if new else i0
+                            packed[b, i >> 3] |= np.uint8(1 << (7 - (i & 7)))
+                            x0 = x1
+                    else:
+                        x0 = a0 if a0 >= a1 else a1
+                    if new:
+                        a[b, i1] = x0 + e
+                    else:
+                        a[b, i0] = x0 + e
+
+
+def _packed_bit(packed: np.ndarray, rows: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """Bit ``index`` of row ``rows`` of an ``np.packbits`` array (big-endian bit order)."""
+    return (packed[rows, index >> 3] >> (7 - (index & 7))) & 1
 
 
 def _logsumexp(a: np.ndarray, axis) -> np.ndarray:
@@ -161,61 +203,77 @@ def log_partition(model: SpinGlass, unary=None, pairwise=None) -> float | np.nda
     return float(z) if z.ndim == 0 else z
 
 
-def _forward_backward(model: SpinGlass):
-    """Yield, for each site, (r, c, joint (H, 2old, 2new, L) log-probabilities) in frontier
-    orientation, plus (T, logZ)."""
+def _sum_step(T: _Tables, a: np.ndarray, k: int) -> np.ndarray:
+    """The log frontier ``a (B, 2^C)`` after adding site ``k`` (one log-sum-exp over the old
+    bit)."""
+    B, C = T.B, T.C
+    c, d, E = _incoming(T, k)
+    H, L = 1 << (C - 1 - c), 1 << c
+    A = a.reshape(B, H, 2, L)
+    if d is None:   # first row: the old bit is a dummy with weight 2^-1
+        m = np.logaddexp(A[:, :, 0], A[:, :, 1])[:, :, None, :]
+    else:
+        m = np.logaddexp(A[:, :, 0:1, :] + d[:, None, 0, :, None],
+                         A[:, :, 1:2, :] + d[:, None, 1, :, None])
+    return (m + E).reshape(B, 1 << C)
+
+
+def site_and_edge_marginals(model: SpinGlass) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(P(x_rc = +1) (R, C), right_agree (R, C-1), down_agree (R-1, C))`` in one
+    forward-backward sweep over the frontier; ``*_agree`` is ``P(x_i x_j = +1)`` of each edge.
+
+    Memory is ``O((R + C) 2^C)``, not ``O(R C 2^C)``: the forward pass keeps the frontier
+    only at the start of every row, and the backward pass recomputes one row's frontiers from
+    it (twice the forward work; on a 16 x 64 grid, 2^16 states, that is 40 MiB where every
+    site's frontier would take 1.5 GiB).
+    At each site the joint of (old bit, frontier with the new bit) is exponentiated once and
+    the site's marginal and its up and left edges' agreement are sums of it."""
     T = _Tables(model)
-    a, alphas = _forward(T, "sum", keep=True)
+    R, C = T.R, T.C
+    S = 1 << C
+    a = np.full((1, S), -C * np.log(2.0))
+    starts = []                                    # frontier before each row's first site
+    for k in range(R * C):
+        if k % C == 0:
+            starts.append(a)
+        a = _sum_step(T, a, k)
     logZ = _logsumexp(a, axis=1)[0]
-    C, S, n = T.C, 1 << T.C, T.R * T.C
+    marg, right, down = np.empty((R, C)), np.empty((R, max(C - 1, 0))), np.empty((R - 1, C))
     beta = np.zeros(S)
-    init = np.full(S, -C * np.log(2.0))
-    joints = [None] * n
-    for k in range(n - 1, -1, -1):
-        c, d, E = _incoming(T, k)
-        H, L = 1 << (C - 1 - c), 1 << c
-        Bk = beta.reshape(H, 1, 2, L) + E[0]                          # (H,1,2new,L)
-        A = (alphas[k - 1] if k > 0 else init[None]).reshape(H, 2, 1, L)  # (H,2old,1,L)
-        D = np.zeros((2, 2)) if d is None else d[0]
-        J = A + D[None, :, :, None] + Bk - logZ                       # (H,2old,2new,L)
-        joints[k] = J
-        beta = _logsumexp(J + logZ - A, axis=2).reshape(S)          # Σ over b_new, per old state
-    return T, joints
+    for r in range(R - 1, -1, -1):
+        row = [starts[r]]                          # row[c]: the frontier before site (r, c)
+        for c in range(C - 1):
+            row.append(_sum_step(T, row[-1], r * C + c))
+        for c in range(C - 1, -1, -1):
+            _, d, E = _incoming(T, r * C + c)
+            H, L = 1 << (C - 1 - c), 1 << c
+            Bk = beta.reshape(H, 1, 2, L) + E[0]                          # (H,1,2new,L)
+            D = np.zeros((2, 2)) if d is None else d[0]
+            X = D[None, :, :, None] + Bk                                  # (H,2old,2new,L)
+            P = np.exp(row[c].reshape(H, 2, 1, L) + X - logZ)             # joint probability
+            marg[r, c] = P[:, :, 1, :].sum()
+            if r > 0:                   # old bit c = x[r-1, c], new bit = x[r, c]
+                down[r - 1, c] = P[:, 0, 0, :].sum() + P[:, 1, 1, :].sum()
+            if c > 0:                   # the left bit (c-1) is the high bit of the low index
+                Pl = P.sum(axis=1).reshape(H, 2, 2, L // 2)               # (H,new,left,rest)
+                right[r, c - 1] = Pl[:, 0, 0].sum() + Pl[:, 1, 1].sum()
+            beta = np.logaddexp(X[:, :, 0, :], X[:, :, 1, :]).reshape(S)  # per old state
+    marg, right, down = (np.clip(v, 0.0, 1.0) for v in (marg, right, down))
+    if T.transposed:
+        return marg.T.copy(), down.T.copy(), right.T.copy()
+    return marg, right, down
 
 
 def marginals(model: SpinGlass) -> np.ndarray:
     """Single-site marginals ``P(x_rc = +1)``, shape ``(R, C)``."""
-    T, joints = _forward_backward(model)
-    out = np.empty((T.R, T.C))
-    for k, J in enumerate(joints):
-        r, c = divmod(k, T.C)
-        out[r, c] = np.exp(_logsumexp(np.moveaxis(J, 2, 0).reshape(2, -1), axis=1))[1]
-    out = np.clip(out, 0.0, 1.0)
-    return out.T.copy() if T.transposed else out
+    return site_and_edge_marginals(model)[0]
 
 
 def edge_marginals(model: SpinGlass) -> tuple[np.ndarray, np.ndarray]:
     """``(right_agree (R, C-1), down_agree (R-1, C))``: ``P(x_i x_j = +1)`` for each edge.
 
     ``E[x_i x_j] = 2 P - 1``."""
-    T, joints = _forward_backward(model)
-    R, C = T.R, T.C
-    right = np.empty((R, C - 1))
-    down = np.empty((R - 1, C))
-    for k, J in enumerate(joints):
-        r, c = divmod(k, C)
-        if r > 0:  # old bit c = x[r-1, c], new bit = x[r, c]
-            P = np.exp(_logsumexp(J.transpose(1, 2, 0, 3).reshape(2, 2, -1), axis=2))
-            down[r - 1, c] = P[0, 0] + P[1, 1]
-        if c > 0:  # left bit c-1 lives in the low index of the new state
-            H, L = J.shape[0], J.shape[3]
-            Jn = _logsumexp(J, axis=1)                                 # (H, 2new, L)
-            Jl = Jn.reshape(H, 2, 2, L // 2)                          # l = (bit c-1, rest)
-            P = np.exp(_logsumexp(Jl.transpose(2, 1, 0, 3).reshape(2, 2, -1), axis=2))
-            right[r, c - 1] = P[0, 0] + P[1, 1]                       # [b_left, b_new]
-    right, down = np.clip(right, 0, 1), np.clip(down, 0, 1)
-    if T.transposed:
-        return down.T.copy(), right.T.copy()
+    _, right, down = site_and_edge_marginals(model)
     return right, down
 
 
@@ -236,7 +294,7 @@ def max_product(model: SpinGlass, unary=None, pairwise=None, return_value: bool 
     for k in range(n - 1, -1, -1):
         c = k % C
         bits[:, k] = (state >> c) & 1
-        old = choices[k][rows, state].astype(np.int64)
+        old = _packed_bit(choices[k], rows, state).astype(np.int64)
         state = (state & ~(1 << c)) | (old << c)
     x = (2 * bits - 1).astype(np.int8).reshape(B, T.R, T.C)
     x = T.untranspose(x)

@@ -15,8 +15,9 @@ Experiment kinds (specs in ``experiments/perturb_map/``):
 
 Budget convention (the paper says only "at most 1e8 iterations" for the MCMC samplers). MCMC:
 ``mcmc.updates`` site updates per model in total over ``mcmc.chains`` chains (one sweep = R*C
-site updates per chain; Swendsen-Wang: one cluster update of all spins counts as one sweep),
-the first ``mcmc.burn_in`` fraction of every chain discarded. Perturb-and-MAP: ``perturb.samples``
+site updates per chain; Swendsen-Wang: one cluster update of all spins counts as one sweep;
+replica exchange: the sweeps of its K replicas, K*R*C: each step is charged the sampler's
+``site_updates``), the first ``mcmc.burn_in`` fraction of every chain discarded. Perturb-and-MAP: ``perturb.samples``
 independent perturbed MAP solutions, reported also as "site-update equivalents" counting one MAP
 solution as one sweep (R*C updates) -- a convention of ours, far cheaper than the real cost of a
 graph cut or an exact max-product; the wall-clock seconds of every method are stored next to
@@ -115,12 +116,21 @@ SCHEMA_COUPLING = {
 }
 
 
+def step_updates(s, n: int) -> float:
+    """Site updates one step of sampler ``s`` costs per chain: its ``site_updates_per_step``
+    when it declares one (replica exchange: K sweeps, K*n), else one sweep, ``n``. Declared,
+    not probed, so a plugin's step runs only inside its stream (where a failure is reported
+    with the stream and step)."""
+    return float(getattr(s, "site_updates_per_step", n))
+
+
 def _run_mcmc(s, model, p, rng):
     """Marginal estimate of an MCMC sampler ``s`` (``p["chains"]`` chains) under the update
-    budget: (P̂ (R, C), seconds, site updates used)."""
-    n = model.n
+    budget, each step charged its ``site_updates`` (:func:`step_updates`): (P̂ (R, C), seconds,
+    site updates used)."""
     chains = p["chains"]
-    sweeps = max(1, math.ceil(p["updates"] / (chains * n)))
+    per_step = step_updates(s, model.n)
+    sweeps = max(1, math.ceil(p["updates"] / (chains * per_step)))
     burn = int(p["burn_in"] * sweeps)
     t0 = time.perf_counter()
     st = s.init(rng)
@@ -130,7 +140,7 @@ def _run_mcmc(s, model, p, rng):
         if i >= burn:
             acc += d["samples"].sum(axis=0)
     secs = time.perf_counter() - t0
-    return acc / (chains * (sweeps - burn)), secs, sweeps * chains * n
+    return acc / (chains * (sweeps - burn)), secs, sweeps * chains * per_step
 
 
 def _run_pm(s, model, p, rng):
@@ -257,7 +267,7 @@ def run_marginal_vs_time(ctx) -> None:
             sampler = build_sampler(m, entry, model, chains, p["mcmc"]["init"])
             evs = [MarginalError(truth, metric="error_vs_seconds", series=m, x="seconds"),
                    MarginalError(truth, metric="error_vs_updates", series=m, x="updates",
-                                 updates_per_draw=n)]
+                                 updates_per_draw=step_updates(sampler, n))]
             streams[m] = evs, ctx.stream(m, sampler, seconds=p["seconds"], evaluators=evs,
                                          record=False, rng=ctx.rng("sample", m),
                                          block=p["block"], summarize=summarize)

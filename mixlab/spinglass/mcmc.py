@@ -6,7 +6,9 @@ chains, sites or edges. One ``step`` is one **sweep** = ``n = R*C`` site updates
 Swendsen-Wang: one bond-and-cluster-flip update of all ``n`` spins), so ``site updates = draws *
 n`` per chain. Draws: ``samples (chain, R, C)`` bool, True = +1. Stats (per chain):
 ``accept`` (fraction of the n site updates that changed a spin; for SW the fraction of spins
-flipped), ``site_updates`` (= n).
+flipped), ``site_updates`` (= n). The Gibbs and Metropolis sweeps also run at a per-chain
+inverse temperature (``sweep(X, rng, beta)``: the potential times β), which replica exchange
+(mixlab.spinglass.tempering) uses.
 
 - :class:`Gibbs`: checkerboard (red/black) Gibbs -- all sites of one colour of every chain are
   resampled at once from ``P(x_i = +1 | rest) = sigmoid(2 h_i)``, ``h_i = θ_i + Σ_j θ_ij x_j``;
@@ -140,6 +142,16 @@ class _Checkerboard:
                 out[idx["u"]] = self._field(X, idx, J)
         return out
 
+    def step(self, state: dict, rng: np.random.Generator):
+        X = state["x"]
+        changed = self.sweep(X, rng)
+        return state, *self._emit(X, changed)
+
+    def sweep(self, X: np.ndarray, rng: np.random.Generator, beta=None) -> np.ndarray:
+        """One sweep of ``X (R+2, C+2, chains)`` in place at inverse temperature ``beta``
+        (``(chains,)`` or None for 1); returns the spins changed per chain."""
+        raise NotImplementedError
+
     def _emit(self, X: np.ndarray, changed: np.ndarray) -> tuple[dict, dict]:
         samples = np.ascontiguousarray(X[1:-1, 1:-1].transpose(2, 0, 1) > 0)
         stats = {"accept": changed / self.n, "site_updates": self._ones * self.n}
@@ -150,8 +162,10 @@ class Gibbs(_Checkerboard):
     """Checkerboard Gibbs sampler (see module doc). ``model``: SpinGlass; ``chains``;
     ``init``: 'random' | 'plus' | 'minus'."""
 
-    def step(self, state: dict, rng: np.random.Generator):
-        X = state["x"]
+    def sweep(self, X: np.ndarray, rng: np.random.Generator, beta=None) -> np.ndarray:
+        """One heat-bath sweep of the padded spins ``X (R+2, C+2, chains)`` in place, at
+        inverse temperature ``beta`` (a ``(chains,)`` array, one per chain, or None for 1):
+        ``P(x = +1 | rest) = sigmoid(2 β h)``. Returns the spins changed per chain."""
         R, C = self.model.shape
         u = rng.random((R, C, self.chains), dtype=np.float32)   # one uniform per site update
         changed = np.zeros(self.chains)
@@ -159,6 +173,8 @@ class Gibbs(_Checkerboard):
         for subs in self.blocks:
             for idx, J in subs:
                 h = self._field(X, idx, J)
+                if beta is not None:
+                    h *= beta
                 # P(x = +1 | rest) = sigmoid(2h)  <=>  u * (1 + exp(-2h)) < 1
                 h *= -2.0
                 np.minimum(h, 80.0, out=h)     # exp stays finite in float32 (u = 0 gives +1)
@@ -169,20 +185,24 @@ class Gibbs(_Checkerboard):
                 centre = X[idx["centre"]]
                 changed += np.count_nonzero(new != centre, axis=(0, 1))
                 centre[...] = new
-        return state, *self._emit(X, changed)
+        return changed
 
 
 class Metropolis(_Checkerboard):
     """Checkerboard single-site Metropolis (every site of one colour proposes a flip at once)."""
 
-    def step(self, state: dict, rng: np.random.Generator):
-        X = state["x"]
+    def sweep(self, X: np.ndarray, rng: np.random.Generator, beta=None) -> np.ndarray:
+        """One Metropolis sweep of ``X (R+2, C+2, chains)`` in place at inverse temperature
+        ``beta`` (``(chains,)`` or None for 1): a flip is accepted with ``min(1, exp(-2 β x
+        h))``. Returns the spins changed per chain."""
         R, C = self.model.shape
         u = rng.random((R, C, self.chains), dtype=np.float32)
         changed = np.zeros(self.chains)
         for subs in self.blocks:
             for idx, J in subs:
                 h = self._field(X, idx, J)
+                if beta is not None:
+                    h *= beta
                 centre = X[idx["centre"]]
                 # flip x -> -x changes θ by -2 x h; accept with prob min(1, exp(-2 x h))
                 h *= centre
@@ -192,7 +212,7 @@ class Metropolis(_Checkerboard):
                 acc = u[idx["u"]] < h
                 changed += np.count_nonzero(acc, axis=(0, 1))
                 np.negative(centre, out=centre, where=acc)
-        return state, *self._emit(X, changed)
+        return changed
 
 
 @njit(**_JIT)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from ..errors import SpecError
 from ..plugins.registry import sampler
 from ..spec.schema import Param
-from . import mcmc, perturb
+from . import mcmc, perturb, tempering
 from .target import SpinGlassTarget
 
 INIT = Param(None, str, nullable=True, choices=("random", "plus", "minus"),
@@ -36,6 +36,27 @@ for _name, _cls, _help in (
         ("swendsen_wang", mcmc.SwendsenWang,
          "Swendsen-Wang cluster updates, general couplings and fields")):
     sampler("spinglass", _name, params={"init": INIT}, help=_help)(_mcmc(_cls))
+
+
+REPLICA_PARAMS = {
+    "init": INIT,
+    "replicas": Param(8, int, lo=1, hi=256,
+                      help="replicas per chain K, on a geometric inverse-temperature ladder "
+                           "from beta_min to 1 (1: the base sweep alone)"),
+    "beta_min": Param(0.25, float, lo=0.0, hi=1.0, lo_open=True, hi_open=True,
+                      help="the hottest replica's inverse temperature (the potential θ(x) is "
+                           "multiplied by it)"),
+    "sweep": Param("gibbs", str, choices=tuple(tempering.SWEEPS),
+                   help="each replica's sweep: checkerboard heat bath or Metropolis"),
+}
+
+
+@sampler("spinglass", "parallel_tempering", params=REPLICA_PARAMS,
+         help="replica exchange: K checkerboard sweeps on a geometric ladder, adjacent swaps")
+def _parallel_tempering(target: SpinGlassTarget, params: dict, chains: int):
+    return tempering.ParallelTempering(
+        target, chains=chains, init=params.get("init") or target.init,
+        replicas=params["replicas"], beta_min=params["beta_min"], sweep=params["sweep"])
 
 
 def _perturb_and_map(kind: str):

@@ -78,6 +78,14 @@ def test_spinglass_samplers_count_one_update_per_site(name):
     np.testing.assert_array_equal(stats["site_updates"], np.full(C, 12.0))
 
 
+@pytest.mark.parametrize("replicas", [1, 5])
+def test_replica_exchange_counts_every_replica(replicas):
+    model = random_spin_glass(3, 4, rng=np.random.default_rng(0))
+    kind = registry.samplers_for("spinglass")["parallel_tempering"]
+    _, stats = one_step(kind, SpinGlassTarget.of(model), defaults(kind, replicas=replicas))
+    np.testing.assert_array_equal(stats["site_updates"], np.full(C, 12.0 * replicas))
+
+
 def test_logistic_samplers_count_the_points_they_read():
     target, N = logistic_target()
     kinds = registry.samplers_for("logistic")
