@@ -66,9 +66,12 @@ def run_league_spec(spec: dict, out: str | None, workers: int, scheduler: str | 
               help="cells run in this many processes (one BLAS thread each)")
 @click.option("--scheduler", default=None, metavar="ADDRESS",
               help="run the cells on a Dask cluster (needs the 'dask' extra)")
+@click.option("--calibrate", is_flag=True,
+              help="run the family's calibration set (correct and deliberately wrong "
+                   "samplers) instead of its samplers, and write calibration.md")
 @quiet_option
 def league(family, overrides, samplers, targets, plugin_files, scale, seed, spec_file, out,
-           workers, scheduler, quiet):
+           workers, scheduler, calibrate, quiet):
     """Run the sampler league of FAMILY (rbm, spinglass, logistic, mrf).
 
     Every sampler registered for the family (mixlab's, installed plugins', --plugin files') runs
@@ -77,6 +80,8 @@ def league(family, overrides, samplers, targets, plugin_files, scale, seed, spec
     is an ordinary run directory; an interrupted league resumes only its unfinished cells.
     Writes league.csv, league.md and league.png and prints the table."""
     over = list(overrides)
+    if calibrate:
+        over.insert(0, "calibration=true")
     if samplers is not None:
         over.append(f"only_samplers=[{','.join(_names(samplers))}]")
     if targets is not None:

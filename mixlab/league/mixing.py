@@ -1,0 +1,120 @@
+"""Whether a clock's chains mixed: split R-hat of batch means over every chain of every seed.
+
+The yardstick keeps each chain's batch means of every feature (mixlab.league.yardstick: at
+most 32 batches per chain, the batch length doubling as the draws grow). Over all chains of
+all seeds of one clock, each chain's first ``nb`` batches are split in halves (Vehtari,
+Gelman, Simpson, Carpenter & Bürkner 2021, §4.1: a trend inside a chain shows as disagreeing
+halves), each feature's batch means are rank-normalised over all split chains (their §4.2:
+Blom's normal scores, mixlab.league.ess), and
+
+    R̂ = sqrt(var⁺ / W),   var⁺ = (h − 1)/h · W + B/h,
+
+with ``M`` split chains of ``h`` batch means each, ``W`` the mean within-chain variance and
+``B/h`` the variance of the split chains' means (their eq. 3-4, on batch means instead of
+draws).
+
+**Why batch means.** The league stores no per-site draws; the batch means are what the
+yardstick keeps anyway, and a batch mean is nearly an independent draw once the batch is
+longer than the autocorrelation time. R-hat of batch means is then R-hat of a chain thinned
+to nearly independent draws, and its sampling distribution is known: for chains that mix,
+``B/W ~ F(M − 1, M(h − 1))``, so ``R̂² = (h − 1)/h + F/h``.
+
+**Threshold.** Vehtari et al.'s 1.01 is for chains with a bulk ESS of at least 100 each;
+here each split chain has only ``h`` (8 to 15) batch means, so R-hat of chains that mix
+scatters more widely, and the league takes the max over up to several hundred features. The
+threshold is the null quantile of that max: the ``1 − α/K`` quantile of ``F(M − 1, M(h −
+1))`` (Bonferroni over the ``K`` features that vary), ``α`` = :data:`ALPHA`, turned into
+``R̂``, and never below 1.01. With 60 split chains this is about 1.02 (h = 15) to 1.05
+(h = 8). Batches shorter than the chains' autocorrelation time make neighbouring batch means
+correlated and ``B/W`` larger than ``F``: a chain whose 32 batches do not hold some 30
+independent draws reads as not mixed. That is the intended reading: a chain with fewer
+effective draws than that cannot show it has mixed (tests/league/test_verdict.py checks the
+false-alarm rate on AR(1) chains that mix, and the power on chains stuck in two modes).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+#: the family-wise false-alarm rate of the mixing check per cell and clock
+ALPHA = 0.01
+#: R-hat below this never counts as not mixed (Vehtari et al. 2021's recommendation)
+RHAT_FLOOR = 1.01
+#: batch means per split chain below which R-hat is not computed
+MIN_HALF = 2
+
+
+def aligned_batches(legs: list[dict]) -> np.ndarray | None:
+    """Every chain's first batch means, at one batch length: ``(chains, nb, n)``.
+
+    Each leg gives ``batches (chains, nb_l, n)`` (batch sums divided by the batch length) and
+    ``blen`` (draws per batch, a power of two); a leg with shorter batches has neighbours
+    merged to the longest length, and every chain is cut to the fewest batches any has. None
+    when fewer than ``2 MIN_HALF`` batches remain."""
+    legs = [leg for leg in legs if leg.get("batches") is not None]
+    if not legs:
+        return None
+    L = max(int(leg["blen"]) for leg in legs)
+    out = []
+    for leg in legs:
+        b = np.asarray(leg["batches"], np.float64)
+        k = L // int(leg["blen"])
+        nb = b.shape[1] // k
+        out.append(b[:, :nb * k].reshape(b.shape[0], nb, k, -1).mean(axis=2))
+    nb = min(b.shape[1] for b in out)
+    if nb < 2 * MIN_HALF:
+        return None
+    return np.concatenate([b[:, :nb] for b in out], axis=0)
+
+
+def split_rhat(means: np.ndarray) -> np.ndarray:
+    """Rank-normalised split R-hat of each feature of ``means (chains, nb, n)``: ``(n,)``; NaN
+    for a feature constant over every batch, inf for one constant within every split chain
+    but not across them."""
+    from .ess import _normal_scores, _split
+
+    C, nb, n = means.shape
+    h = nb // 2
+    s = _split(means[:, :2 * h])                                     # (2C, h, n)
+    out = np.full(n, np.nan)
+    for i in range(n):
+        v = s[:, :, i]
+        if np.ptp(v) == 0:
+            continue
+        z = _normal_scores(v.ravel()).reshape(v.shape)
+        W = float(np.mean(np.var(z, axis=1, ddof=1)))
+        B_over_h = float(np.var(z.mean(axis=1), ddof=1))
+        out[i] = math.inf if W == 0 else math.sqrt(((h - 1) / h * W + B_over_h) / W)
+    return out
+
+
+def threshold(split_chains: int, h: int, features: int, alpha: float = ALPHA) -> float:
+    """The R-hat above which chains count as not mixed: ``sqrt((h − 1 + F_q) / h)``, ``F_q`` the
+    ``1 − alpha/features`` quantile of ``F(split_chains − 1, split_chains (h − 1))``, at least
+    :data:`RHAT_FLOOR`."""
+    from scipy.special import fdtri
+
+    q = 1.0 - alpha / max(features, 1)
+    f = float(fdtri(split_chains - 1, split_chains * (h - 1), q))
+    return max(RHAT_FLOOR, math.sqrt((h - 1 + f) / h))
+
+
+def mixing(legs: list[dict]) -> dict:
+    """``{"rhat": max over features, "threshold", "mixed": bool or None, "split_chains",
+    "half": h}`` of one clock's legs (None for ``mixed`` when too few batches)."""
+    means = aligned_batches(legs)
+    if means is None:
+        return {"rhat": math.nan, "threshold": math.nan, "mixed": None, "split_chains": 0,
+                "half": 0}
+    r = split_rhat(means)
+    live = np.isfinite(r) | np.isinf(r)
+    h, M = means.shape[1] // 2, 2 * means.shape[0]
+    if not live.any():            # every feature constant everywhere: the chains agree
+        return {"rhat": 1.0, "threshold": RHAT_FLOOR, "mixed": True, "split_chains": M,
+                "half": h}
+    rmax = float(np.max(r[live]))
+    thr = threshold(M, h, int(live.sum()))
+    return {"rhat": rmax, "threshold": thr, "mixed": bool(rmax <= thr), "split_chains": M,
+            "half": h}
