@@ -24,12 +24,15 @@ here each split chain has only ``h`` (8 to 15) batch means, so R-hat of chains t
 scatters more widely, and the league takes the max over up to several hundred features. The
 threshold is the null quantile of that max: the ``1 − α/K`` quantile of ``F(M − 1, M(h −
 1))`` (Bonferroni over the ``K`` features that vary), ``α`` = :data:`ALPHA`, turned into
-``R̂``, and never below 1.01. With 60 split chains this is about 1.02 (h = 15) to 1.05
-(h = 8). Batches shorter than the chains' autocorrelation time make neighbouring batch means
-correlated and ``B/W`` larger than ``F``: a chain whose 32 batches do not hold some 30
-independent draws reads as not mixed. That is the intended reading: a chain with fewer
-effective draws than that cannot show it has mixed (tests/league/test_verdict.py checks the
-false-alarm rate on AR(1) chains that mix, and the power on chains stuck in two modes).
+``R̂``, and never below 1.01. With 60 split chains and independent batch means this is about
+1.03 (h = 15) to 1.05 (h = 8). Batches only a few autocorrelation times long make
+neighbouring batch means correlated, and a chain's mean then varies more than ``W/h`` says,
+by ``κ ≈ 1 + 2ρ₁`` (``ρ₁`` the batch means' lag-1 autocorrelation within chains, which
+offsets between chains do not raise): the F quantile is multiplied by ``κ``, measured
+(:func:`inflation`, at most :data:`MAX_INFLATION`). Past that, a chain whose 32 batches do not
+hold some 30 independent draws reads as not mixed: with fewer effective draws than that a
+chain cannot show it has mixed (tests/league/test_verdict.py checks the false-alarm rate on
+AR(1) chains that mix and the power on chains that do not, or are stuck in two modes).
 """
 
 from __future__ import annotations
@@ -44,6 +47,9 @@ ALPHA = 0.01
 RHAT_FLOOR = 1.01
 #: batch means per split chain below which R-hat is not computed
 MIN_HALF = 2
+#: the most the batch means' correlation may widen the threshold (lag-1 correlation 1/2):
+#: past it, batches are too short for the chains to show they mixed
+MAX_INFLATION = 2.0
 
 
 def aligned_batches(legs: list[dict]) -> np.ndarray | None:
@@ -69,16 +75,18 @@ def aligned_batches(legs: list[dict]) -> np.ndarray | None:
     return np.concatenate([b[:, :nb] for b in out], axis=0)
 
 
-def split_rhat(means: np.ndarray) -> np.ndarray:
-    """Rank-normalised split R-hat of each feature of ``means (chains, nb, n)``: ``(n,)``; NaN
+def split_rhat(means: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rank-normalised split R-hat of each feature of ``means (chains, nb, n)`` and the lag-1
+    autocorrelation of its batch means within the split chains: ``(n,)`` each. R-hat is NaN
     for a feature constant over every batch, inf for one constant within every split chain
-    but not across them."""
+    but not across them. The autocorrelation is pooled over the split chains, each centred at
+    its own mean, plus ``1/h`` (the bias of that estimate for independent batch means)."""
     from .ess import _normal_scores, _split
 
     C, nb, n = means.shape
     h = nb // 2
     s = _split(means[:, :2 * h])                                     # (2C, h, n)
-    out = np.full(n, np.nan)
+    out, rho = np.full(n, np.nan), np.full(n, np.nan)
     for i in range(n):
         v = s[:, :, i]
         if np.ptp(v) == 0:
@@ -87,18 +95,24 @@ def split_rhat(means: np.ndarray) -> np.ndarray:
         W = float(np.mean(np.var(z, axis=1, ddof=1)))
         B_over_h = float(np.var(z.mean(axis=1), ddof=1))
         out[i] = math.inf if W == 0 else math.sqrt(((h - 1) / h * W + B_over_h) / W)
-    return out
+        c = z - z.mean(axis=1, keepdims=True)
+        den = float(np.sum(c * c))
+        if den > 0:
+            rho[i] = float(np.sum(c[:, 1:] * c[:, :-1])) / den + 1.0 / h
+    return out, rho
 
 
-def threshold(split_chains: int, h: int, features: int, alpha: float = ALPHA) -> float:
-    """The R-hat above which chains count as not mixed: ``sqrt((h − 1 + F_q) / h)``, ``F_q`` the
-    ``1 − alpha/features`` quantile of ``F(split_chains − 1, split_chains (h − 1))``, at least
-    :data:`RHAT_FLOOR`."""
+def threshold(split_chains: int, h: int, features: int, inflation: float = 1.0,
+              alpha: float = ALPHA) -> float:
+    """The R-hat above which chains count as not mixed: ``sqrt((h − 1 + κ F_q) / h)``, ``F_q``
+    the ``1 − alpha/features`` quantile of ``F(split_chains − 1, split_chains (h − 1))``, ``κ``
+    = ``inflation`` (the variance of a split chain's mean over what independent batch means
+    would give), at least :data:`RHAT_FLOOR`."""
     from scipy.special import fdtri
 
     q = 1.0 - alpha / max(features, 1)
     f = float(fdtri(split_chains - 1, split_chains * (h - 1), q))
-    return max(RHAT_FLOOR, math.sqrt((h - 1 + f) / h))
+    return max(RHAT_FLOOR, math.sqrt((h - 1 + inflation * f) / h))
 
 
 def mixing(legs: list[dict]) -> dict:
@@ -108,13 +122,25 @@ def mixing(legs: list[dict]) -> dict:
     if means is None:
         return {"rhat": math.nan, "threshold": math.nan, "mixed": None, "split_chains": 0,
                 "half": 0}
-    r = split_rhat(means)
+    r, rho = split_rhat(means)
     live = np.isfinite(r) | np.isinf(r)
     h, M = means.shape[1] // 2, 2 * means.shape[0]
     if not live.any():            # every feature constant everywhere: the chains agree
         return {"rhat": 1.0, "threshold": RHAT_FLOOR, "mixed": True, "split_chains": M,
-                "half": h}
+                "half": h, "inflation": 1.0}
     rmax = float(np.max(r[live]))
-    thr = threshold(M, h, int(live.sum()))
+    kappa = inflation(rho[live])
+    thr = threshold(M, h, int(live.sum()), kappa)
     return {"rhat": rmax, "threshold": thr, "mixed": bool(rmax <= thr), "split_chains": M,
-            "half": h}
+            "half": h, "inflation": kappa}
+
+
+def inflation(rho: np.ndarray) -> float:
+    """``κ = 1 + 2 ρ₁``, ``ρ₁`` the median over features of the batch means' lag-1
+    autocorrelation within split chains, between 1 and :data:`MAX_INFLATION`: batches
+    shorter than a few autocorrelation times make neighbouring batch means correlated, so a
+    chain's mean varies ``κ`` times more than independent batch means say."""
+    rho = rho[np.isfinite(rho)]
+    if not len(rho):
+        return 1.0
+    return float(min(MAX_INFLATION, max(1.0, 1.0 + 2.0 * float(np.median(rho)))))
