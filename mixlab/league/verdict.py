@@ -27,8 +27,10 @@ smaller R-hat. On it:
 
 ``not mixed`` gives the budget that would be needed, as a multiple of the clock's budget: from
 the ESS (each chain's bulk ESS at least :data:`ESS_PER_CHAIN`: ``ESS_PER_CHAIN · chains /
-ESS``), or from the trend (the error falling at slope ``s`` reaches the MC error after
-``ratio^(1/|s|)`` times the budget), the larger of the two.
+ESS``, the ESS of the stream's per-draw summaries, which chains that disagree keep low) and,
+when the trend decided, from the trend (the error falling at slope ``s`` reaches the MC error
+after ``ratio^(1/|s|)`` times the budget), the larger of the two, capped at
+:data:`MAX_NEEDED`; none when chains never moved (no ESS) and R-hat decided.
 """
 
 from __future__ import annotations
@@ -44,6 +46,8 @@ from .mixing import mixing
 FALLING_SLOPE = -0.25
 #: the bulk ESS per chain that R-hat needs to be trusted (Vehtari et al. 2021, §4.3)
 ESS_PER_CHAIN = 100
+#: the largest budget multiple a note states (past it: "≥")
+MAX_NEEDED = 1e4
 VERDICTS = ("ok", "not mixed", "biased")
 CLOCK_WORDS = {"time": "equal time", "work": "equal work"}
 
@@ -89,15 +93,17 @@ def _choose(per_clock: dict) -> str:
     return min(per_clock, key=key)
 
 
-def _needed(legs: list[dict], ess: float, ratio: float, s: float) -> float:
-    """The budget multiple (≥ 1) the ESS and the trend suggest; NaN when neither says."""
+def _needed(legs: list[dict], ess: float, ratio: float, s: float, trend: bool) -> float:
+    """The budget multiple (> 1) the ESS suggests and, when the trend decided (``trend``), the
+    trend too (the larger); NaN when neither says (chains that never moved have no ESS, and
+    an error that does not fall says nothing of when it will)."""
     out = []
     chains = _chains(legs)
     if math.isfinite(ess) and ess > 0 and chains:
         out.append(ESS_PER_CHAIN * chains / ess)
-    if math.isfinite(s) and s < 0 and math.isfinite(ratio) and ratio > 1:
-        out.append(math.exp(min(math.log(ratio) / -s, 700.0)))
-    out = [x for x in out if math.isfinite(x) and x > 1]
+    if trend and math.isfinite(s) and s < FALLING_SLOPE and math.isfinite(ratio) and ratio > 1:
+        out.append(math.exp(min(math.log(ratio) / -s, math.log(MAX_NEEDED))))
+    out = [min(x, MAX_NEEDED) for x in out if math.isfinite(x) and x > 1]
     return float(max(out)) if out else math.nan
 
 
@@ -120,12 +126,12 @@ def decide(legs_by_clock: dict[str, list[dict]], fractions: list[float],
            "slope": s, "budget_needed": math.nan}
     where = CLOCK_WORDS[clock]
     if m["mixed"] is False:
-        need = _needed(legs, ess, ratio, s)
+        need = _needed(legs, ess, ratio, s, trend=False)
         out.update(verdict="not mixed", budget_needed=need,
                    note=f"not mixed at {where}: chains disagree (R-hat {m['rhat']:.3g} > "
                         f"{m['threshold']:.3g}){_need_words(need, ess, legs)}")
     elif b["flag"] == 1 and math.isfinite(s) and s < FALLING_SLOPE:
-        need = _needed(legs, ess, ratio, s)
+        need = _needed(legs, ess, ratio, s, trend=True)
         out.update(verdict="not mixed", budget_needed=need,
                    note=f"not mixed at {where}: error {ratio:.3g}x its MC error but still "
                         f"falling (slope {s:.2g}){_need_words(need, ess, legs)}")
@@ -145,4 +151,6 @@ def _need_words(need: float, ess: float, legs: list[dict]) -> str:
         return "; needs more budget (ESS and trend do not say how much)"
     how = "ESS" if math.isfinite(ess) and ess > 0 and \
         abs(need - ESS_PER_CHAIN * _chains(legs) / ess) < 1e-9 * need else "trend"
+    if need >= MAX_NEEDED:
+        return f"; needs ≥ {MAX_NEEDED:.0e}x this budget ({how})"
     return f"; needs ≈ {need:.2g}x this budget ({how})"
