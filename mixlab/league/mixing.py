@@ -75,30 +75,54 @@ def aligned_batches(legs: list[dict]) -> np.ndarray | None:
     return np.concatenate([b[:, :nb] for b in out], axis=0)
 
 
+def normal_scores(v: np.ndarray) -> np.ndarray:
+    """Blom's normal scores of each column of ``v (S, n)`` (ties get their average rank), as
+    mixlab.league.ess's rank normalisation of one array, for every column at once."""
+    from scipy.special import ndtri
+
+    S = v.shape[0]
+    order = np.argsort(v, axis=0, kind="stable")
+    s = np.take_along_axis(v, order, axis=0)
+    pos = np.broadcast_to(np.arange(S)[:, None], v.shape)
+    differs = s[1:] != s[:-1]
+    starts = np.ones(v.shape, bool)
+    starts[1:] = differs
+    ends = np.ones(v.shape, bool)
+    ends[:-1] = differs
+    first = np.maximum.accumulate(np.where(starts, pos, 0), axis=0)
+    last = np.minimum.accumulate(np.where(ends, pos, S - 1)[::-1], axis=0)[::-1]
+    ranks = np.empty(v.shape)
+    np.put_along_axis(ranks, order, (first + last) / 2 + 1, axis=0)
+    return ndtri((ranks - 3 / 8) / (S - 2 * 3 / 8 + 1))
+
+
 def split_rhat(means: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Rank-normalised split R-hat of each feature of ``means (chains, nb, n)`` and the lag-1
     autocorrelation of its batch means within the split chains: ``(n,)`` each. R-hat is NaN
     for a feature constant over every batch, inf for one constant within every split chain
     but not across them. The autocorrelation is pooled over the split chains, each centred at
     its own mean, plus ``1/h`` (the bias of that estimate for independent batch means)."""
-    from .ess import _normal_scores, _split
+    from .ess import _split
 
     C, nb, n = means.shape
     h = nb // 2
     s = _split(means[:, :2 * h])                                     # (2C, h, n)
+    M = s.shape[0]
+    live = np.ptp(s.reshape(M * h, n), axis=0) > 0
     out, rho = np.full(n, np.nan), np.full(n, np.nan)
-    for i in range(n):
-        v = s[:, :, i]
-        if np.ptp(v) == 0:
-            continue
-        z = _normal_scores(v.ravel()).reshape(v.shape)
-        W = float(np.mean(np.var(z, axis=1, ddof=1)))
-        B_over_h = float(np.var(z.mean(axis=1), ddof=1))
-        out[i] = math.inf if W == 0 else math.sqrt(((h - 1) / h * W + B_over_h) / W)
+    if not live.any():
+        return out, rho
+    z = normal_scores(s[:, :, live].reshape(M * h, -1)).reshape(M, h, -1)
+    W = np.mean(np.var(z, axis=1, ddof=1), axis=0)                    # (live,)
+    B_over_h = np.var(z.mean(axis=1), axis=0, ddof=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # W at rounding level (every split chain constant): chains that never moved
+        out[live] = np.where(W <= 1e-12 * (W + B_over_h), np.inf,
+                             np.sqrt(((h - 1) / h * W + B_over_h) / W))
         c = z - z.mean(axis=1, keepdims=True)
-        den = float(np.sum(c * c))
-        if den > 0:
-            rho[i] = float(np.sum(c[:, 1:] * c[:, :-1])) / den + 1.0 / h
+        den = np.sum(c * c, axis=(0, 1))
+        rho[live] = np.where(den > 0, np.sum(c[:, 1:] * c[:, :-1], axis=(0, 1)) / den
+                             + 1.0 / h, np.nan)
     return out, rho
 
 

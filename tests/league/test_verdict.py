@@ -148,3 +148,23 @@ def test_ranking_groups_ok_then_not_mixed_then_biased():
     assert [e.sampler for e in order] == ["good", "none", "slow", "wrong"]
     marks = {r[0]: r[2] for r in rows(es)}
     assert marks == {"wrong": "4 B", "slow": "3 M", "good": "1", "none": "2 ?"}
+
+
+def test_rank_normalisation_of_all_features_matches_ess_one_at_a_time():
+    from mixlab.league.ess import _normal_scores
+
+    rng = np.random.default_rng(8)
+    v = rng.random((300, 6))
+    v[:, 1] = np.round(v[:, 1], 1)            # ties
+    v[:150, 2], v[150:, 2] = 1.0, 0.0          # two values
+    got = mixing.normal_scores(v)
+    for i in range(v.shape[1]):
+        assert np.allclose(got[:, i], _normal_scores(v[:, i]))
+
+
+def test_chains_that_never_moved_have_infinite_rhat():
+    m = np.zeros((30, 20, 3))
+    m[::2, :, 0] = 1.0                         # +1 chains and -1 chains, each constant
+    m[:, :, 1] = np.random.default_rng(9).random((30, 20))
+    r, _ = mixing.split_rhat(m)
+    assert np.isinf(r[0]) and np.isfinite(r[1]) and np.isnan(r[2])
