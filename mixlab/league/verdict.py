@@ -153,4 +153,7 @@ def _need_words(need: float, ess: float, legs: list[dict]) -> str:
         abs(need - ESS_PER_CHAIN * _chains(legs) / ess) < 1e-9 * need else "trend"
     if need >= MAX_NEEDED:
         return f"; needs ≥ {MAX_NEEDED:.0e}x this budget ({how})"
+    if how == "ESS" and ess <= 2 * _chains(legs):
+        # each chain is worth at most two draws: the ESS gives a lower bound, not an estimate
+        return f"; needs ≥ {need:.2g}x this budget (ESS: each chain worth ≤ 2 draws)"
     return f"; needs ≈ {need:.2g}x this budget ({how})"
