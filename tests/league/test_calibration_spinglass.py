@@ -80,3 +80,20 @@ def test_calibration_samplers_stay_out_of_ordinary_leagues():
     assert set(ordinary) >= {"gibbs", "metropolis", "swendsen_wang", "local", "pairwise"}
     calibrating = sampler_entries({**base, "calibration": True})
     assert set(calibrating) == set(cal.SET)
+
+
+def test_calibrate_on_a_family_without_exact_truth_is_a_usage_error(tmp_path):
+    from click.testing import CliRunner
+
+    from mixlab.cli import cli
+
+    r = CliRunner().invoke(cli, ["league", "logistic", "--calibrate", "-o", str(tmp_path / "x")])
+    assert r.exit_code == 2 and "no calibration set" in r.output
+    assert not (tmp_path / "x").exists()
+
+
+def test_mixlab_plugins_does_not_list_the_calibration_samplers():
+    from tests.plugins.conftest import run_mixlab
+
+    r = run_mixlab("plugins")
+    assert r.returncode == 0 and "gibbs" in r.stdout and "cal-" not in r.stdout
