@@ -22,7 +22,8 @@ smaller R-hat. On it:
 
 - R-hat above its threshold → ``not mixed``;
 - bias test fires and the error still falls → ``not mixed``;
-- bias test fires on a plateau → ``biased``;
+- bias test fires on a plateau → ``biased`` (only where R-hat could be computed: with fewer
+  than 4 batches per chain, no verdict);
 - otherwise → ``ok``.
 
 ``not mixed`` gives the budget that would be needed, as a multiple of the clock's budget: from
@@ -48,7 +49,6 @@ FALLING_SLOPE = -0.25
 ESS_PER_CHAIN = 100
 #: the largest budget multiple a note states (past it: "≥")
 MAX_NEEDED = 1e4
-VERDICTS = ("ok", "not mixed", "biased")
 CLOCK_WORDS = {"time": "equal time", "work": "equal work"}
 
 NO_VERDICT = {"verdict": "", "clock": "", "note": "", "rhat": math.nan,
@@ -135,14 +135,15 @@ def decide(legs_by_clock: dict[str, list[dict]], fractions: list[float],
         out.update(verdict="not mixed", budget_needed=need,
                    note=f"not mixed at {where}: error {ratio:.3g}x its MC error but still "
                         f"falling (slope {s:.2g}){_need_words(need, ess, legs)}")
-    elif b["flag"] == 1:
+    elif b["flag"] == 1 and m["mixed"]:
         out.update(verdict="biased",
                    note=f"biased at {where}: chains agree (R-hat {m['rhat']:.3g}) but the "
                         f"error is {ratio:.3g}x their MC error (p={b['p_value']:.2g})")
-    elif b["flag"] == 0 and m["mixed"]:
+    elif b["flag"] == 0:            # explained by its MC error, whether or not R-hat could say
         out.update(verdict="ok", note="")
-    else:
-        out.update(verdict="", note="too few draws per chain for a verdict")
+    else:   # no MCSE, or an error beyond it where too few batches leave mixing unknown
+        out.update(verdict="", note="too few draws per chain to tell 'not mixed' from "
+                                    "'biased'")
     return out
 
 

@@ -168,3 +168,18 @@ def test_chains_that_never_moved_have_infinite_rhat():
     m[:, :, 1] = np.random.default_rng(9).random((30, 20))
     r, _ = mixing.split_rhat(m)
     assert np.isinf(r[0]) and np.isfinite(r[1]) and np.isnan(r[2])
+
+
+def test_without_batches_for_rhat_a_shift_gets_no_verdict_and_agreement_is_ok():
+    """Mixing cannot be checked (no batch means): an error beyond the MC error cannot be told
+    from a chain that has not mixed, so no verdict; an error within it is still ok."""
+    rng = np.random.default_rng(10)
+
+    def legs(law):
+        out = []
+        for _ in range(3):
+            one = leg(*law(rng, 10, 2000))
+            out.append({**one, "batches": None})
+        return out
+    assert decide({"time": legs(_shifted)}, FRACTIONS)["verdict"] == ""
+    assert decide({"time": legs(_right)}, FRACTIONS)["verdict"] == "ok"
