@@ -66,9 +66,15 @@ def run_league_spec(spec: dict, out: str | None, workers: int, scheduler: str | 
               help="cells run in this many processes (one BLAS thread each)")
 @click.option("--scheduler", default=None, metavar="ADDRESS",
               help="run the cells on a Dask cluster (needs the 'dask' extra)")
+@click.option("--calibrate", is_flag=True,
+              help="run the family's calibration set (correct and deliberately wrong "
+                   "samplers) instead of its samplers, and write calibration.md")
+@click.option("--power", "repeats", type=click.IntRange(min=1), default=None, metavar="R",
+              help="measure the league's power: R leagues (seeds seed..seed+R-1) of the "
+                   "calibration set's tempered sampler over a grid of beta; writes power.md")
 @quiet_option
 def league(family, overrides, samplers, targets, plugin_files, scale, seed, spec_file, out,
-           workers, scheduler, quiet):
+           workers, scheduler, calibrate, repeats, quiet):
     """Run the sampler league of FAMILY (rbm, spinglass, logistic, mrf).
 
     Every sampler registered for the family (mixlab's, installed plugins', --plugin files') runs
@@ -78,6 +84,8 @@ def league(family, overrides, samplers, targets, plugin_files, scale, seed, spec
     Writes league.csv, league.md, league.png and league.html (mixlab report) and prints the
     table."""
     over = list(overrides)
+    if calibrate:
+        over.insert(0, "calibration=true")
     if samplers is not None:
         over.append(f"only_samplers=[{','.join(_names(samplers))}]")
     if targets is not None:
@@ -92,4 +100,20 @@ def league(family, overrides, samplers, targets, plugin_files, scale, seed, spec
     if spec["experiment"] != "league" or spec["family"] != family:
         raise UsageError(f"{path} is not a {family} league spec (experiment: league, family: "
                          f"{family})")
+    if repeats is not None:
+        _run_power(raw, over, scale, spec, family, repeats, out, workers, quiet)
+        return
     run_league_spec(spec, out, workers, scheduler, quiet)
+
+
+def _run_power(raw: dict, over: list, scale, spec: dict, family: str, repeats: int,
+               out: str | None, workers: int, quiet: bool) -> None:
+    """``--power R``: R power leagues (mixlab.league.power), one seed each."""
+    from ..league.power import power_raw, run_power
+
+    base = power_raw(raw, family)
+    specs = [resolve(base, overrides=over, scale=scale, seed=int(spec["seed"]) + r,
+                     default_name=spec["name"]) for r in range(repeats)]
+    where = Path(out) if out else default_run_dir(specs[0]).parent / f"power-{repeats}"
+    click.echo(run_power(specs, where, workers, quiet), nl=False)
+    click.echo(f"power: {where} (power.md, power.csv; one league per repeat in r<k>/)")

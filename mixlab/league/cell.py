@@ -36,7 +36,7 @@ from ..errors import SpecError
 from ..plugins import registry
 from ..plugins.registry import experiment
 from ..spec.schema import Param, validate
-from . import bias, cost, targets
+from . import bias, cost, targets, verdict
 
 CLOCKS = ("time", "work")
 
@@ -66,7 +66,12 @@ SCHEMA = {
                                              "work_points) draws"),
     "time_points": Param(64, int, lo=1, help="blocks (curve points) per equal-time stream: a "
                                              "block ends after seconds/time_points of sampling"),
-    "init": Param("random", str, help="initial state for samplers that take one"),
+    "calibration": Param(False, bool, help="the sampler may be one of the family's "
+                                           "calibration set (mixlab.league.calibration)"),
+    "init": Param("plus_minus", str,
+                  help="spin glass chains' initial state (mixlab.spinglass.mcmc.INITS), for "
+                       "every sampler that takes the target's: plus_minus (even chains all +1, "
+                       "odd all -1) starts them overdispersed, as the verdict's R-hat needs"),
 }
 
 
@@ -100,6 +105,10 @@ def build_sampler(family: str, label: str, entry: dict, target, chains: int):
 def run_cell(ctx) -> None:
     p = ctx.params
     fam, label, entry = p["family"], p["label"], p["sampler"]
+    if p["calibration"]:
+        from . import calibration
+
+        calibration.load(fam)       # registers the calibration samplers in this process
     tname = p["target"].get("name", "target")
     inst = targets.build(fam, p["target"].get("definition", {}), p["init"])
     # a target that depends on the number of chains (their starts) comes as a function of it
@@ -168,13 +177,19 @@ def run_cell(ctx) -> None:
         ctx.store.set_result(what, float(sum(done.get(f"{what}/{n}", 0.0)
                                              for n in _stream_names(ctx))))
     legs = per_seed["work"] or per_seed["time"]
-    verdict = bias.verdict(legs) if inst.exact else bias.NO_VERDICT
-    for k, v in verdict.items():
+    t0 = time.perf_counter()
+    flag = bias.verdict(legs) if inst.exact else bias.NO_VERDICT
+    for k, v in flag.items():
         ctx.store.set_result(f"bias/{k}", v)
     ctx.store.set_result("bias/clock", "work" if per_seed["work"] else "time")
+    said = verdict.decide(per_seed, fr, inst.exact)
+    for k, v in said.items():
+        ctx.store.set_result(f"verdict/{k}", v)
+    ctx.store.set_result("verdict_seconds", time.perf_counter() - t0)
     ctx.log(f"{label} on {tname}: " + ", ".join(
         f"{c} error {ctx.store.results().get(f'{c}/error/median', float('nan')):.4g}"
-        for c in CLOCKS) + f"; bias flag {verdict['flag']}")
+        for c in CLOCKS) + f"; verdict {said['verdict'] or 'none'}"
+        + (f" ({said['note']})" if said["note"] else ""))
 
 
 class _time_evaluation:  # noqa: N801 - used like a function
@@ -241,7 +256,16 @@ def _leg(ctx, name: str, ev, res, marks: list, p: dict, reach: float) -> dict:
             "reach_work": float(xs_work[hit[0]]) if len(hit) else math.inf,
             "ess": ess, "seconds": float(res.seconds), "work": float(ev.work),
             "estimate": ev.estimate(), "truth": ev.truth, "mcse": mcse,
+            "batches": _batch_means(ev), "blen": int(getattr(ev, "blen", 1)),
             "mcse_dof": mcse_dof, "n_draws": int(ev.draws) * int(ev.chains)}
+
+
+def _batch_means(ev) -> np.ndarray | None:
+    """The yardstick's full batch means ``(chains, nb, n)`` (None for a yardstick without
+    batches: mixlab.league.mixing reads them)."""
+    if getattr(ev, "nb", 0) < 1:
+        return None
+    return ev.batches[:, :ev.nb] / ev.blen
 
 
 def _min_ess(ctx, name: str) -> float:

@@ -89,7 +89,8 @@ def draw_league(league_dir: Path, entries: list[Entry], info: dict,
 def _legend_text(info: dict) -> str:
     return (f"{info['seeds']} seeds per cell\nequal time: {info['seconds']:g} s per stream\n"
             f"equal work: {info['work']:g} {info['unit']}\nrank 1 = smallest median error\n"
-            f"'=' tie (seed ranges overlap)\n'B' biased (error beyond its MCSE)\n"
+            f"'=' tie (seed ranges overlap)\n'B' biased (chains agree, not with the truth)\n"
+            f"'M' not mixed (chains disagree, or error still falling)\n"
             f"blank: no rank (failed, or no cost statistic at equal work)")
 
 
@@ -101,7 +102,8 @@ def _heat(ax, entries, tnames, snames, clock, info) -> None:
         r = e.rank.get(clock)
         if r is not None:
             ranks[i, j] = r
-            labels[i, j] = f"{r}{'=' if e.tied.get(clock) else ''}{'B' if e.biased else ''}"
+            mark = "B" if e.biased else "M" if e.not_mixed else ""
+            labels[i, j] = f"{r}{'=' if e.tied.get(clock) else ''}{mark}"
     im = ax.imshow(ranks, cmap="viridis_r", aspect="auto",
                    vmin=1, vmax=max(2, len(snames)))
     for (i, j), s in labels.items():

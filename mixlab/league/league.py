@@ -38,7 +38,7 @@ from .report import csv_text, markdown, text_table
 from .schedule import StartOrder
 
 _CELL_KEYS = ("seeds", "chains", "seconds", "work", "work_max_seconds", "fractions",
-              "reach_error", "block", "work_points", "time_points", "init")
+              "reach_error", "block", "work_points", "time_points", "init", "calibration")
 
 SCHEMA = {
     "family": Param(type=str, choices=tuple(registry.FAMILIES), help="the sampler family"),
@@ -108,9 +108,18 @@ def _not_a_single_run(ctx) -> None:
 
 
 def sampler_entries(spec: dict) -> dict[str, dict]:
-    """label -> sampler entry: every registered sampler, then the spec's ``samplers``."""
+    """label -> sampler entry: every registered sampler (with ``calibration``: the family's
+    calibration set instead, mixlab.league.calibration), then the spec's ``samplers``."""
+    from . import calibration
+
     fam = spec["family"]
-    entries = {name: {"method": name} for name in sorted(registry.samplers_for(fam))}
+    if spec.get("calibration"):
+        entries = {label: dict(entry) for label, (entry, _) in
+                   calibration.load(fam).SET.items()}
+    else:
+        entries = {name: {"method": name} for name, kind in
+                   sorted(registry.samplers_for(fam).items())
+                   if not calibration.is_calibration_sampler(kind)}
     for label, entry in (spec["samplers"] or {}).items():
         if entry is None:
             entry = {}
@@ -230,7 +239,24 @@ def _run_locked(spec: dict, league_dir: Path, grid: dict, cells: list[dict], wor
     info = league_info(spec, entries, wall, workers, [str(d) for d in outcome.dirs],
                        scheduler)
     text = write_outputs(league_dir, entries, info, curves)
+    if spec.get("calibration"):
+        text += write_calibration(league_dir, spec, entries, cells)
     return text, entries
+
+
+def write_calibration(league_dir: Path, spec: dict, entries: list[Entry],
+                      cells: list[dict]) -> str:
+    """``calibration.md`` and ``calibration.csv`` (mixlab.league.calibration); returns the
+    markdown for the terminal."""
+    from ..runfile import confined
+    from . import calibration
+
+    labels = {c["label"]: c["sampler"] for c in cells}
+    rows = calibration.summary(entries, spec["family"], labels)
+    md = calibration.markdown(rows, spec["family"])
+    confined.write_atomic(league_dir, "calibration.md", md.encode())
+    confined.write_atomic(league_dir, "calibration.csv", calibration.csv_text(rows).encode())
+    return "\n" + md
 
 
 def _start_method() -> str:

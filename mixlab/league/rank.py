@@ -5,10 +5,11 @@ budget. Rules, in order:
 
 1. A cell that failed, or has no number at this clock (equal work for a sampler that reports no
    cost statistic), gets no rank at that clock.
-2. Three groups, in order, whatever the errors: samplers whose bias verdict
-   (mixlab.league.bias) passed; samplers without a verdict (too few draws and chains, or a
-   target whose truth is not exact: no verdict is no evidence of being unbiased); samplers the
-   bias flag marks. A sampler with the wrong stationary distribution never ranks first.
+2. Three groups, in order, whatever the errors, by the cell's verdict
+   (mixlab.league.verdict): ``ok``; ``not mixed`` and samplers without a verdict (too few
+   draws, or a target whose truth is not exact: no verdict is no evidence of being
+   unbiased); ``biased``. A sampler the league finds biased never ranks ahead of one that is
+   ``ok`` or ``not mixed``.
 3. Within each group, samplers are sorted by median error (then by the worst seed's error).
    Walking down the sorted list, a sampler **ties** with the leader of the current tie group
    when the seeds' ranges overlap (its best seed's error <= the leader's worst seed's error);
@@ -43,13 +44,26 @@ class Entry:
             return math.nan
 
     @property
+    def verdict(self) -> str:
+        """``ok``, ``not mixed``, ``biased`` or ``""`` (none); a cell without a verdict
+        result (written before verdicts existed) reads its bias flag."""
+        v = self.results.get("verdict/verdict")
+        if isinstance(v, str):
+            return v
+        return {0: "ok", 1: "biased"}.get(self.get("bias/flag"), "")
+
+    @property
     def biased(self) -> bool:
-        return self.get("bias/flag") == 1
+        return self.verdict == "biased"
+
+    @property
+    def not_mixed(self) -> bool:
+        return self.verdict == "not mixed"
 
     @property
     def unchecked(self) -> bool:
-        """No bias verdict (flag -1 or missing)."""
-        return self.get("bias/flag") not in (0, 1)
+        """No verdict at all."""
+        return self.verdict == ""
 
     @property
     def has_work(self) -> bool:
@@ -62,7 +76,8 @@ def rank_target(entries: list[Entry], clock: str) -> None:
           and math.isfinite(e.get(f"{clock}/error/median"))]
     for e in entries:
         e.rank[clock], e.tied[clock] = None, False
-    groups = [[e for e in ok if e.get("bias/flag") == 0], [e for e in ok if e.unchecked],
+    groups = [[e for e in ok if e.verdict == "ok"],
+              [e for e in ok if e.verdict in ("", "not mixed")],
               [e for e in ok if e.biased]]
     pos = 0
     for group in groups:

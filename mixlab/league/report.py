@@ -1,10 +1,18 @@
 """The league's tables: terminal text, ``league.csv`` (one row per cell) and ``league.md``.
 
 Every error is shown as ``median [min–max]`` over the seeds; a rank shared by samplers whose
-seeds cannot separate them is written ``2=``; a flagged sampler's rank is followed by ``B``
-(biased: mixlab.league.bias) and, on a target with exact truth, the rank of a sampler without a
-bias verdict by ``?`` (it ranks after those that passed: mixlab.league.rank); a sampler without a cost statistic has ``–`` in the equal-work
-columns and the note "ranked by time alone"; a failed cell shows its one-line reason.
+seeds cannot separate them is written ``2=``; a rank is followed by ``B`` for a sampler the
+verdict finds biased, ``M`` for one whose chains have not mixed (mixlab.league.verdict) and,
+on a target with exact truth, ``?`` for one without a verdict (``M`` and ``?`` rank after
+``ok`` and before ``B``: mixlab.league.rank); a sampler without a cost statistic has ``–`` in
+the equal-work columns and the note "ranked by time alone"; a failed cell shows its one-line
+reason.
+
+``league.csv`` gives the verdict in ``verdict`` (``ok``, ``not mixed``, ``biased`` or empty),
+``verdict_clock`` (the clock it was decided on: ``time`` or ``work``), ``verdict_note``,
+``rhat`` (the mixing statistic, max over features), ``rhat_threshold`` and ``budget_needed``
+(for ``not mixed``: a multiple of the budget, or empty); the ``bias_*`` columns keep the bias
+test of the equal-work streams (else the equal-time ones) alone.
 """
 
 from __future__ import annotations
@@ -15,10 +23,12 @@ import math
 
 from .rank import Entry
 
-#: the columns of league.csv that depend only on draws, never on the machine's speed
+#: the columns of league.csv that depend only on the equal-work draws, never on the machine's
+#: speed. Not ``verdict`` (decided on whichever clock mixed best: the equal-time streams' draws
+#: depend on the machine), nor ``work_rank``/``work_tied`` (the ranking groups samplers by it)
 WORK_COLUMNS = ("target", "sampler", "status", "has_work", "bias_flag", "bias_p_value",
-                "work_error_median", "work_error_min", "work_error_max", "work_rank",
-                "work_tied", "work_reach_work", "work_ess_per_munit")
+                "work_error_median", "work_error_min", "work_error_max", "work_reach_work",
+                "work_ess_per_munit")
 
 
 def _num(v: float, digits: int = 3) -> str:
@@ -38,7 +48,8 @@ def _rank(e: Entry, clock: str) -> str:
     r = e.rank.get(clock)
     if r is None:
         return "–"
-    mark = " B" if e.biased else " ?" if e.unchecked and e.get("exact_truth") != 0 else ""
+    mark = " B" if e.biased else " M" if e.not_mixed else \
+        " ?" if e.unchecked and e.get("exact_truth") != 0 else ""
     return f"{r}{'=' if e.tied.get(clock) else ''}{mark}"
 
 
@@ -46,7 +57,10 @@ def note(e: Entry) -> str:
     if e.status != "complete":
         return f"{e.status}: {e.error}" if e.error else e.status
     parts = []
-    if e.biased:
+    said = e.results.get("verdict/note")
+    if isinstance(said, str) and said:
+        parts.append(said)
+    elif e.biased:          # a cell written before verdicts existed
         parts.append(f"BIASED (error {e.get('bias/error_over_mc'):.3g}x its MC error, "
                      f"p={e.get('bias/p_value'):.2g})")
     if not e.has_work:
@@ -55,9 +69,9 @@ def note(e: Entry) -> str:
         parts.append("work budget not reached within work_max_seconds: ranked by time alone")
     if e.get("exact_truth") == 0:
         parts.append("reference truth: no bias test")
-    elif e.get("bias/flag") == -1:
-        parts.append("too few draws and chains for a bias verdict: ranked after those "
-                     "that passed")
+    elif e.unchecked and not said:
+        parts.append("too few draws and chains for a verdict: ranked after those that "
+                     "passed")
     return "; ".join(parts)
 
 
@@ -136,7 +150,9 @@ def text_table(entries: list[Entry], info: dict) -> str:
              f"{len(entries)} cells, {_seconds(info['sampling_seconds'])} of sampling, "
              f"{_scoring(info)}{_seconds(info['wall_seconds'])} of wall time "
              + (f"on the Dask cluster at {info['scheduler']}" if info.get("scheduler")
-                else f"with -j {info['workers']}")]
+                else f"with -j {info['workers']}"),
+             "rank marks: B biased, M not mixed (chains disagree or the error still falls), "
+             "? no verdict; = a tie (docs/league.md)"]
     for target, group in _by_target(entries).items():
         lines.append("")
         lines.append(f"{target}  (truth: {info['truth'].get(target, '?')}{_yard(info, target)}"
@@ -155,7 +171,8 @@ def markdown(entries: list[Entry], info: dict) -> str:
            f"(equal time) or {info['work']:g} {info['unit']} (equal work, all chains); errors "
            f"are {info['yardstick']} as median [min–max] over seeds; 'to reach' is the median "
            f"cost to reach the stated error ({_stated_words(info)}); rank `n=` is a tie "
-           f"(overlapping seed ranges), `B` a biased sampler (docs/league.md).", ""]
+           f"(overlapping seed ranges), `B` a biased sampler, `M` one whose chains have not "
+           f"mixed, `?` one without a verdict (docs/league.md).", ""]
     for target, group in _by_target(entries).items():
         out += [f"## {target}", "", f"truth: {info['truth'].get(target, '?')}"
                 f"{_yard(info, target)}{_reach(info, target)}", "",
@@ -174,7 +191,8 @@ def csv_text(entries: list[Entry], fractions: list[float]) -> str:
                  f"{clock}_rank", f"{clock}_tied"]
         head += [f"{clock}_error@{f:g}_median" for f in fractions]
     head += ["reach_error", "time_reach_seconds", "time_ess_per_s", "work_reach_work",
-             "work_ess_per_munit", "note"]
+             "work_ess_per_munit", "note", "verdict", "verdict_clock", "verdict_note", "rhat",
+             "rhat_threshold", "budget_needed"]
     buf = io.StringIO(newline="")
     w = csv.writer(buf)
     w.writerow(head)
@@ -190,9 +208,16 @@ def csv_text(entries: list[Entry], fractions: list[float]) -> str:
         row += [_cell(e.get("reach_error")), _cell(e.get("time/reach_seconds/median")),
                 _cell(e.get("time/ess_per_s/median")),
                 _cell(e.get("work/reach_work/median")),
-                _cell(e.get("work/ess_per_munit/median")), note(e)]
+                _cell(e.get("work/ess_per_munit/median")), note(e), e.verdict,
+                _text(e.results.get("verdict/clock")), _text(e.results.get("verdict/note")),
+                _cell(e.get("verdict/rhat")), _cell(e.get("verdict/rhat_threshold")),
+                _cell(e.get("verdict/budget_needed"))]
         w.writerow(row)
     return buf.getvalue()
+
+
+def _text(v) -> str:
+    return v if isinstance(v, str) else ""
 
 
 def _cell(v: float) -> str:

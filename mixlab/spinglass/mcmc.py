@@ -55,22 +55,37 @@ __all__ = ["Gibbs", "Metropolis", "SwendsenWang", "MarginalError"]
 _JIT = {"cache": CACHE, "nogil": True, "boundscheck": False, "error_model": "numpy"}
 
 
-def _init_spins(shape: tuple, init: str, rng: np.random.Generator) -> np.ndarray:
+#: the initial states a spin glass sampler accepts: i.i.d. uniform spins, all +1, all -1, or
+#: ``plus_minus``: even-numbered chains all +1 and odd-numbered ones all -1 (the league's
+#: overdispersed starts: a ferromagnet's two ground states, so chains that have not crossed
+#: between them disagree)
+INITS = ("random", "plus", "minus", "plus_minus")
+
+
+def init_spins(shape: tuple, init: str, rng: np.random.Generator,
+               chain_axis: int = 0) -> np.ndarray:
+    """Initial spins ±1 of ``shape`` (the chains along ``chain_axis``) for ``init`` in
+    :data:`INITS`."""
     if init == "random":
         return np.where(rng.random(shape) < 0.5, 1.0, -1.0)
     if init == "plus":
         return np.ones(shape)
     if init == "minus":
         return -np.ones(shape)
-    raise ValueError(f"init must be 'random', 'plus' or 'minus', got {init!r}")
+    if init == "plus_minus":
+        sign = np.where(np.arange(shape[chain_axis]) % 2 == 0, 1.0, -1.0)
+        view = [1] * len(shape)
+        view[chain_axis] = shape[chain_axis]
+        return np.broadcast_to(sign.reshape(view), shape).copy()
+    raise ValueError(f"init must be one of {', '.join(INITS)}, got {init!r}")
 
 
 def _check_chains_init(chains: int, init: str) -> tuple[int, str]:
     """Validate the options every sampler here shares; returns (chains, init)."""
     if chains < 1:
         raise ValueError(f"chains must be >= 1, got {chains}")
-    if init not in ("random", "plus", "minus"):
-        raise ValueError(f"init must be 'random', 'plus' or 'minus', got {init!r}")
+    if init not in INITS:
+        raise ValueError(f"init must be one of {', '.join(INITS)}, got {init!r}")
     return int(chains), init
 
 
@@ -119,7 +134,7 @@ class _Checkerboard:
     def init(self, rng: np.random.Generator) -> dict:
         R, C = self.model.shape
         X = np.zeros((R + 2, C + 2, self.chains), self.dtype)
-        X[1:-1, 1:-1] = _init_spins((R, C, self.chains), self.init_mode, rng)
+        X[1:-1, 1:-1] = init_spins((R, C, self.chains), self.init_mode, rng, chain_axis=2)
         return {"x": X}
 
     @staticmethod
@@ -160,7 +175,7 @@ class _Checkerboard:
 
 class Gibbs(_Checkerboard):
     """Checkerboard Gibbs sampler (see module doc). ``model``: SpinGlass; ``chains``;
-    ``init``: 'random' | 'plus' | 'minus'."""
+    ``init``: one of :data:`INITS`."""
 
     def sweep(self, X: np.ndarray, rng: np.random.Generator, beta=None) -> np.ndarray:
         """One heat-bath sweep of the padded spins ``X (R+2, C+2, chains)`` in place, at
@@ -350,7 +365,7 @@ class SwendsenWang:
 
     def init(self, rng: np.random.Generator) -> dict:
         R, C = self.model.shape
-        return {"x": _init_spins((self.chains, R, C), self.init_mode, rng).astype(np.float32)}
+        return {"x": init_spins((self.chains, R, C), self.init_mode, rng).astype(np.float32)}
 
     def step(self, state: dict, rng: np.random.Generator):
         K, n, C = self.chains, self.n, self.model.cols

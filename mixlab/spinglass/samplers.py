@@ -14,8 +14,9 @@ from ..spec.schema import Param
 from . import mcmc, perturb, tempering
 from .target import SpinGlassTarget
 
-INIT = Param(None, str, nullable=True, choices=("random", "plus", "minus"),
-             help="initial spins; null: the experiment's mcmc.init")
+INIT = Param(None, str, nullable=True, choices=mcmc.INITS,
+             help="initial spins (plus_minus: even chains all +1, odd all -1); null: the "
+                  "experiment's mcmc.init (a league's overdispersed starts)")
 MAP = Param("auto", str, choices=("auto", "graphcut", "max_product"),
             help="MAP solver: auto = graph cut for attractive models with local perturbations, "
                  "else max-product (narrow grids)")

@@ -4,7 +4,8 @@ the exact reference (frontier transfer matrix) when the grid is narrow enough.
 A sampler factory of family ``spinglass`` receives a :class:`SpinGlassTarget`: a
 :class:`~mixlab.spinglass.model.SpinGlass` (``field (R, C)``, ``right (R, C-1)``, ``down
 (R-1, C)``, ``p(x) ∝ exp(θ(x))`` over x ∈ {±1}^(R×C), Eq. 1 of Hazan, Maji & Jaakkola 2013)
-that also carries ``init`` ("random", "plus", "minus": the experiment's ``mcmc.init``).
+that also carries ``init`` (one of mixlab.spinglass.mcmc.INITS: the experiment's ``mcmc.init``,
+or a league's starts).
 """
 
 from __future__ import annotations

@@ -44,8 +44,10 @@ def test_plugin_file_sampler_is_in_the_table_and_biased_one_is_flagged(hot_leagu
     out, r = hot_league
     rows = _rows(out)
     hot, gibbs = rows[("attractive-c0.5", "hot")], rows[("attractive-c0.5", "gibbs")]
-    assert "hot" in r.stdout and "BIASED" in r.stdout
+    assert "hot" in r.stdout and "biased at equal" in r.stdout
     assert hot["bias_flag"] == "1" and gibbs["bias_flag"] == "0"
+    assert hot["verdict"] == "biased" and gibbs["verdict"] in ("ok", "not mixed")
+    assert hot["verdict_clock"] in ("time", "work") and float(hot["rhat"]) > 0.9
     # the wrong stationary distribution never ranks first, at either clock
     hou = rows[("attractive-c0.5", "houdayer")]
     assert hou["bias_flag"] == "0"

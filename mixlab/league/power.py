@@ -1,0 +1,83 @@
+"""The league's power: the smallest tempering ``|1 − β|`` it finds ``biased`` in at least 95% of
+repeated leagues, per target (``mixlab league FAMILY --power R``).
+
+Each repeat is the family's league at the spec's budgets with another seed (``seed + r``, r =
+0..R−1), run on the calibration set's tempered sampler alone (mixlab.league.calibration:
+heat bath on ``p(x)^β``) at every ``β`` of the set's ``POWER_BETAS``. A target's power is
+the smallest ``|1 − β|`` whose cells are ``biased`` in at least :data:`LEVEL` of the R
+repeats (with R = 10, all ten); ``power.md`` and ``power.csv`` in the output directory give
+the fraction at every β.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from pathlib import Path
+
+from ..runfile import confined
+
+LEVEL = 0.95
+
+
+def power_raw(raw: dict, family: str) -> dict:
+    """A league spec (as loaded, before resolving) turned into a power league: the
+    calibration set's tempered sampler at every power β, alone."""
+    from . import calibration
+
+    mod = calibration.load(family)
+    samplers = {f"beta{b:g}": mod.power_entry(b) for b in mod.POWER_BETAS}
+    return {**raw, "calibration": True, "samplers": samplers, "only_samplers": list(samplers)}
+
+
+def run_power(specs: list[dict], out: Path, workers: int = 1, quiet: bool = True) -> str:
+    """Run the resolved power leagues ``specs`` (one per repeat, each its own seed) into
+    ``out/r<k>``, write ``power.md`` and ``power.csv`` into ``out``; returns the markdown."""
+    from .league import run_league
+
+    flagged: dict[tuple[str, float], list[int]] = {}
+    for r, one in enumerate(specs):
+        _, entries = run_league(one, out / f"r{r}", workers=workers, quiet=quiet)
+        for e in entries:
+            beta = float(one["samplers"][e.sampler]["beta"])
+            if e.status == "complete":
+                flagged.setdefault((e.target, beta), []).append(int(e.biased))
+    md, table = report(flagged, specs)
+    out.mkdir(parents=True, exist_ok=True)
+    confined.write_atomic(out, "power.md", md.encode())
+    confined.write_atomic(out, "power.csv", table.encode())
+    return md
+
+
+def smallest_flagged(fractions: dict[float, float], level: float = LEVEL) -> float:
+    """The smallest ``|1 − β|`` whose fraction flagged is at least ``level`` (NaN: none)."""
+    hits = [abs(1 - b) for b, f in fractions.items() if f >= level]
+    return min(hits) if hits else math.nan
+
+
+def report(flagged: dict, specs: list[dict]) -> tuple[str, str]:
+    """``(markdown, csv)`` of the fraction of repeats flagged per target and β."""
+    spec, repeats = specs[0], len(specs)
+    targets = sorted({t for t, _ in flagged}, key=lambda t: list(dict.fromkeys(
+        t for t, _ in flagged)).index(t))
+    betas = sorted({b for _, b in flagged}, reverse=True)
+    buf = io.StringIO(newline="")
+    w = csv.writer(buf)
+    w.writerow(["target", *[f"beta={b:g}" for b in betas], "smallest_flagged_1_minus_beta"])
+    lines = [f"# {spec['family']} league power ({spec.get('scale', 'quick')} scale, R = "
+             f"{repeats} repeats)", "",
+             f"Fraction of {repeats} leagues (seeds {', '.join(str(s['seed']) for s in specs)}) "
+             f"that find heat bath on p(x)^β `biased`; the last column is the smallest |1 − β| "
+             f"found `biased` in at least {LEVEL:.0%} of them.", "",
+             "| target | " + " | ".join(f"β = {b:g}" for b in betas) + " | smallest 1 − β |",
+             "|---|" + "---|" * (len(betas) + 1)]
+    for t in targets:
+        fr = {b: sum(flagged[(t, b)]) / len(flagged[(t, b)]) for b in betas
+              if flagged.get((t, b))}
+        small = smallest_flagged(fr)
+        cells = [f"{fr[b]:.2f}" if b in fr else "–" for b in betas]
+        lines.append(f"| {t} | " + " | ".join(cells) + " | "
+                     + ("none" if math.isnan(small) else f"{small:.2g}") + " |")
+        w.writerow([t, *[fr.get(b, "") for b in betas], "" if math.isnan(small) else small])
+    return "\n".join(lines) + "\n", buf.getvalue()
