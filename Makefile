@@ -53,8 +53,16 @@ define venv_install
 endef
 
 # one pytest worker per core (pytest-xdist); tests sharing a group's fixtures stay on one worker.
-test: $(STAMP)
+# The report pages' browser tests (tests/report) drive Debian's headless chromium: installed
+# here where it is missing and apt-get can (as root); elsewhere those tests skip, saying why.
+test: $(STAMP) browser
 	$(BIN)/python -m pytest -n auto --dist loadgroup
+
+.PHONY: browser
+browser:
+	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+		&& { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; } ; } \
+		|| echo "chromium is not installed: the report pages' browser tests will be skipped"
 
 # The sampler leagues (docs/league.md): every registered sampler of each family on its standard
 # targets, at equal time and equal work; tables in runs/$(SCALE)/league-<family>/league.md, the
