@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from .show_cmd import _clean
+from ..runfile.provenance import json_clean as _clean
 
 
 def _cell(v) -> str:

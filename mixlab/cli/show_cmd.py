@@ -5,18 +5,18 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
 import os
 from pathlib import Path
 
 import click
-import numpy as np
 
 from ..errors import RunFileError
 from ..run.update import stale_streams
 from ..runfile import confined
 from ..runfile.check import recorded_status
 from ..runfile.confined import ConfinementError
+from ..runfile.provenance import json_clean as _clean
+from ..runfile.provenance import provenance
 from ..runfile.store import RUN_FILE, RunReader
 
 SWEEP_TABLE_BYTES = 64 << 20
@@ -37,18 +37,6 @@ def cut(v):
         return v + [f"[cut: {more:,} more items]"] if more > 0 else v
     if isinstance(v, dict):
         return {cut(k): cut(x) for k, x in v.items()}
-    return v
-
-
-def _clean(v):
-    if isinstance(v, float) and not math.isfinite(v):
-        return None
-    if isinstance(v, (np.floating, np.integer)):
-        return _clean(v.item())
-    if isinstance(v, np.ndarray):
-        return [_clean(x) for x in v.tolist()]
-    if isinstance(v, list):
-        return [_clean(x) for x in v]
     return v
 
 
@@ -82,21 +70,6 @@ def _staleness(run: RunReader) -> dict:
     except Exception:           # a damaged record or spec: nothing can be said about staleness
         return {"stale": {}, "code_unchecked": []}
     return {"stale": stale, "code_unchecked": unchecked}
-
-
-def provenance(run: RunReader) -> dict:
-    """Where the run came from: versions, git commit, seed and the plugins it loaded (data
-    only: nothing named here is imported)."""
-    a = run.attrs
-    out = {k: _clean(a[k]) if not isinstance(a[k], bytes) else a[k].decode("utf-8", "replace")
-           for k in ("mixlab_version", "git_commit", "git_dirty", "created", "python",
-                     "seed_entropy", "experiment") if k in a}
-    for k in ("packages", "plugins"):
-        try:
-            out[k] = json.loads(a[k]) if k in a else ([] if k == "plugins" else {})
-        except (TypeError, ValueError):
-            out[k] = str(a[k])
-    return out
 
 
 def say(line: str) -> None:

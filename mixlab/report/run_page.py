@@ -11,8 +11,8 @@ from pathlib import Path
 
 import yaml
 
-from ..cli.show_cmd import provenance
 from ..errors import FigureNotReady, MixlabError
+from ..runfile.provenance import provenance
 from ..runfile.store import RunReader
 from .cells import cell
 from .page import Figure
