@@ -33,7 +33,7 @@ from .runlock import RunLock, live_writer
 from .runner import StreamResult, run_stream
 from .sampler_builds import build_log, built_record
 from .segments import SEGMENT_DIR
-from .spec import check_startup, dump, spec_hash
+from .spec import check_startup, check_stored_text, spec_hash
 from .store import RUN_FILE, RunReader, RunStore
 from .update import stage_inputs, stream_inputs, write_record
 
@@ -316,7 +316,7 @@ def execute(spec: dict, run_dir: str | Path, *, force: bool = False, quiet: bool
     jobs = min(asked, available_cores())
     plugins.load_spec_plugins(spec.get("plugins"))  # a no-op unless this process did not resolve
     kind = registry.get_experiment(spec["experiment"])
-    text = dump(spec)
+    text = check_stored_text(spec)   # refused here, before the run starts, if past its bound
     confined.check_run_dir(run_dir)
     lock = RunLock.acquire(run_dir)
     try:

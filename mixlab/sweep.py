@@ -41,12 +41,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from . import confined
 from .errors import MixlabError, SpecError, UsageError
 from .runlock import directory_lock
 from .spec import dump, load_yaml, resolve
+from .yaml_text import YamlInvalid, YamlRefused, load_user
 
 PENDING, COMPLETE, FAILED = "pending", "complete", "failed"
 
@@ -64,9 +63,12 @@ def parse_grid(items: list[str] | tuple) -> dict[str, list]:
         values = []
         for part in raw.split(","):
             try:
-                values.append(yaml.safe_load(part) if part.strip() else "")
-            except yaml.YAMLError:
+                values.append(load_user(part) if part.strip() else "")
+            except YamlInvalid:
                 values.append(part)
+            except YamlRefused as exc:
+                raise UsageError(f"sweep axis '{key}': the value {part[:40]!r} is refused: "
+                                 f"{exc}") from None
         if not values or values == [""]:
             raise UsageError(f"sweep axis '{key}' has no values")
         grid[key] = values
