@@ -19,12 +19,13 @@ import os
 from collections.abc import Callable
 
 from .errors import MixlabError
-from .parallel import _die_with_parent, _one_thread, _portable
+from .parallel import _one_thread, _portable
 from .sampler_builds import build_log
+from .worker_setup import die_with_parent
 
 
 def _worker(conn, parent: int, name: str, fn: Callable[[], dict]) -> None:
-    _die_with_parent(parent)
+    die_with_parent(parent)
     _one_thread()
     try:
         with build_log() as built:

@@ -45,6 +45,7 @@ from . import confined
 from .errors import MixlabError, SpecError, UsageError
 from .runlock import directory_lock
 from .spec import dump, load_yaml, resolve
+from .worker_setup import pool_worker_init, stop_pool_on_interrupt
 from .yaml_text import YamlInvalid, YamlRefused, load_user
 
 PENDING, COMPLETE, FAILED = "pending", "complete", "failed"
@@ -526,7 +527,8 @@ def _pool_pass(workers: int, specs: list[dict], dirs: list[Path], starts: _Start
     broken = []
     with ProcessPoolExecutor(max_workers=workers,
                              mp_context=multiprocessing.get_context(start_method),
-                             initializer=_pool_worker_init) as pool:
+                             initializer=pool_worker_init, initargs=(os.getpid(),)) as pool, \
+            stop_pool_on_interrupt(pool):       # Ctrl-C, SIGTERM: the workers stop first
         futures: dict = {}
 
         def fill() -> None:              # a point started on every free worker
@@ -563,18 +565,6 @@ def _pool_pass(workers: int, specs: list[dict], dirs: list[Path], starts: _Start
             if when_idle is not None and not starts and len(futures) < workers:
                 when_idle()
     return sorted(broken)
-
-
-def _pool_worker_init() -> None:
-    """Progress bars of a pool worker lock with a thread lock: tqdm's default is a
-    multiprocessing semaphore, registered with the resource tracker the whole pool shares, and a
-    worker killed mid-point would leave it registered (the tracker then warns of 'leaked
-    semaphore objects' when the sweep ends)."""
-    import threading
-
-    from tqdm import tqdm
-
-    tqdm.set_lock(threading.RLock())
 
 
 def _failed(reason: str) -> dict:
