@@ -1,0 +1,117 @@
+"""Parameters too large for float64 are refused, and below the bound the exact oracle is exact.
+
+A spin glass is swept in magnitude from 1 to 1e300 (a fixed random model times the magnitude).
+Where mixlab accepts it, its transfer-matrix log Z and marginals must equal a brute-force
+enumeration done in 60-digit decimal arithmetic (no float64 rounding). Where it refuses, the
+refusal names the bound and the array; the run's start-up refuses a model file past the bound
+with exit code 2 naming the key.
+"""
+
+from __future__ import annotations
+
+import decimal
+import itertools
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from mixlab.cli import cli
+from mixlab.errors import SpecError
+from mixlab.magnitude import POTENTIAL_BOUND
+from mixlab.spinglass.exact import log_partition, marginals
+from mixlab.spinglass.model import SpinGlass
+
+MAGNITUDES = [1.0, 1e2, 1e4, 1e5, 3e5, 1e6, 1e7, 1e8, 1e16, 1e100, 1e300]
+D = decimal.Context(prec=60, Emin=-10**9, Emax=10**9)
+
+
+def _base(rows=3, cols=4, seed=52):
+    rng = np.random.default_rng(seed)
+    sign = lambda *s: rng.choice([-1.0, 1.0], size=s) * rng.uniform(0.5, 1.0, size=s)  # noqa: E731
+    return sign(rows, cols), sign(rows, cols - 1), sign(rows - 1, cols)
+
+
+def _decimal_reference(field, right, down):
+    """(log Z, P(x=+1)) by enumerating every state in 60-digit decimals."""
+    R, C = field.shape
+    dec = lambda a: [[decimal.Decimal(float(v)) for v in row] for row in a]  # noqa: E731
+    f, r, d = dec(field), dec(right), dec(down)
+    scores, states = [], []
+    for bits in itertools.product((-1, 1), repeat=R * C):
+        x = [bits[i * C:(i + 1) * C] for i in range(R)]
+        s = sum(f[i][j] * x[i][j] for i in range(R) for j in range(C))
+        s += sum(r[i][j] * x[i][j] * x[i][j + 1] for i in range(R) for j in range(C - 1))
+        s += sum(d[i][j] * x[i][j] * x[i + 1][j] for i in range(R - 1) for j in range(C))
+        scores.append(s)
+        states.append(x)
+    m = max(scores)
+    w = [D.exp(s - m) for s in scores]
+    Z = D.add(sum(w), 0)
+    logz = m + D.ln(Z)
+    marg = np.array([[float(sum(wk for wk, x in zip(w, states) if x[i][j] > 0) / Z)
+                      for j in range(C)] for i in range(R)])
+    return logz, marg
+
+
+@pytest.mark.parametrize("magnitude", MAGNITUDES)
+def test_a_spin_glass_is_exact_or_refused_at_every_magnitude(magnitude):
+    field, right, down = (a * magnitude for a in _base())
+    total = sum(np.abs(a).sum() for a in (field, right, down))
+    if not total <= POTENTIAL_BOUND:
+        with pytest.raises(SpecError, match=r"past 1e\+07") as info:
+            SpinGlass(field, right, down)
+        assert "'field'" in str(info.value) or "'right'" in str(info.value) \
+            or "'down'" in str(info.value)
+        return
+    model = SpinGlass(field, right, down)
+    want_logz, want_marg = _decimal_reference(field, right, down)
+    got = log_partition(model)
+    tolerance = decimal.Decimal("1e-6") + decimal.Decimal("1e-12") * abs(want_logz)
+    assert abs(decimal.Decimal(float(got)) - want_logz) <= tolerance, (got, want_logz)
+    np.testing.assert_allclose(marginals(model), want_marg, atol=1e-6, rtol=0)
+
+
+def test_the_sweep_reaches_both_sides_of_the_bound():
+    totals = [m * sum(np.abs(a).sum() for a in _base()) for m in MAGNITUDES]
+    assert sum(t <= POTENTIAL_BOUND for t in totals) >= 5
+    assert sum(t > POTENTIAL_BOUND for t in totals) >= 4
+
+
+@pytest.mark.parametrize("magnitude", [1e16, 1e300])
+def test_a_model_file_past_the_bound_is_refused_at_start_naming_the_key(tmp_path, magnitude):
+    field, right, down = _base()
+    right = right.copy()
+    right[0, 0] = magnitude
+    np.savez(tmp_path / "m.npz", field=field, right=right, down=down)
+    r = CliRunner().invoke(cli, ["run", "perturb_map/marginal_vs_time",
+                                 f"model.file={tmp_path / 'm.npz'}", "--dry-run"])
+    assert r.exit_code == 2, r.output
+    assert "spec key 'model.file'" in r.output and "past 1e+07" in r.output
+    assert "in 'right'" in r.output
+
+
+@pytest.mark.parametrize("magnitude", MAGNITUDES)
+def test_a_triplet_mrf_is_exact_or_refused_at_every_magnitude(magnitude):
+    """D = 5 (10 tables of 8 log-potentials): the enumerated joint against 60-digit decimals."""
+    from mixlab.austerity.mrf import DenseMRF, enumerate_joint, triplets
+
+    D = 5
+    tri = triplets(D)
+    rng = np.random.default_rng(52)
+    logpsi = rng.standard_normal((tri.shape[0], 2, 2, 2)) * magnitude
+    if not np.abs(logpsi).max(axis=(1, 2, 3)).sum() <= POTENTIAL_BOUND:
+        with pytest.raises(SpecError, match=r"in 'logpsi'\), past 1e\+07"):
+            DenseMRF.from_tables(logpsi, D)
+        return
+    states, probs = enumerate_joint(DenseMRF.from_tables(logpsi, D))
+    scores = [sum(decimal.Decimal(float(logpsi[t][x[i]][x[j]][x[k]]))
+                  for t, (i, j, k) in enumerate(tri)) for x in states.astype(int)]
+    m = max(scores)
+    w = [D_exp(s - m) for s in scores]
+    want = np.array([float(wk / sum(w)) for wk in w])
+    np.testing.assert_allclose(probs, want, atol=1e-6, rtol=0)
+
+
+def D_exp(x: decimal.Decimal) -> decimal.Decimal:  # noqa: N802
+    return D.exp(x)
