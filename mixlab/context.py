@@ -28,6 +28,7 @@ import numpy as np
 from . import __version__, confined, plugins, registry
 from .atomic import WriteFailure
 from .contract import checked
+from .env_settings import env_float
 from .errors import MixlabError, RunFileError, interruption  # noqa: F401  (re-exported)
 from .runlock import RunLock, live_writer
 from .runner import StreamResult, run_stream
@@ -214,10 +215,7 @@ class Context:
 
 def checkpoint_seconds() -> float:
     """Wall seconds between stream checkpoints (``MIXLAB_CHECKPOINT_SECONDS``, default 10)."""
-    try:
-        return float(os.environ.get("MIXLAB_CHECKPOINT_SECONDS", "10"))
-    except ValueError:
-        return 10.0
+    return env_float("MIXLAB_CHECKPOINT_SECONDS", 10.0, "10")
 
 
 def provenance() -> dict:
