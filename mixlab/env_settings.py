@@ -10,7 +10,7 @@ variable                 value                                          example
 ======================== ============================================== ======================
 MIXLAB_MAX_READ_BYTES    whole number of bytes >= 1 (ASCII digits)      2147483648
 MIXLAB_JOBS              whole number of worker processes >= 1          4
-MIXLAB_CHECKPOINT_SECONDS seconds between checkpoints, finite, > 0      10
+MIXLAB_CHECKPOINT_SECONDS seconds between checkpoints, finite, >= 0     10
 MIXLAB_KERNEL_THREADS    whole number of threads >= 1                   2
 MIXLAB_DATA_DIR          a directory (created when missing)             ~/.cache/mixlab
 MIXLAB_DATA_MIRROR       an existing directory                          /srv/mixlab-data
@@ -55,7 +55,7 @@ def env_int(name: str, default: int | None = None) -> int | None:
 
 
 def env_float(name: str, default: float, example: str) -> float:
-    """``$name`` as a finite number > 0, ``default`` when unset."""
+    """``$name`` as a finite number >= 0, ``default`` when unset."""
     text = _raw(name)
     if text is None:
         return default
@@ -63,8 +63,8 @@ def env_float(name: str, default: float, example: str) -> float:
         value = float(text) if text.isascii() else math.nan
     except ValueError:
         value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise _bad(name, text, "a finite number greater than 0", example)
+    if not (math.isfinite(value) and value >= 0):
+        raise _bad(name, text, "a finite number of at least 0", example)
     return value
 
 
