@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import DataError, SpecError
+from .declared import check_declared, check_npy_file, check_npz_file, count_lines
 
 SUFFIXES = (".csv", ".npy", ".npz")
 
@@ -44,6 +45,12 @@ class Table:
 
 def _columns_csv(path: Path, key: str) -> dict[str, np.ndarray]:
     try:
+        with open(path, newline="") as fh:
+            width = len(next(csv.reader([fh.readline()]), []))
+        lines = count_lines(path)
+        # the float64 table its header's columns x its lines declare, before any row is held
+        check_declared(path, key, 8 * width * lines,
+                       f"a table of {width:,} columns x {lines:,} lines (float64)")
         with open(path, newline="") as fh:
             rows = list(csv.reader(fh))
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
@@ -100,6 +107,7 @@ def _check_magic(path: Path, magic: bytes, what: str, fix: str, key: str) -> Non
 def _columns_npy(path: Path, key: str) -> dict[str, np.ndarray]:
     _check_magic(path, b"\x93NUMPY", "a .npy array",
                  "save the table with np.save as a 2-D numeric array", key)
+    check_npy_file(path, key)
     try:
         arr = np.load(path, allow_pickle=False)
     except (OSError, ValueError) as exc:
@@ -117,6 +125,7 @@ def _columns_npy(path: Path, key: str) -> dict[str, np.ndarray]:
 def _columns_npz(path: Path, key: str) -> dict[str, np.ndarray]:
     _check_magic(path, b"PK", "a .npz archive (a zip file)",
                  "save the table with np.savez, one 1-D array per column", key)
+    check_npz_file(path, key)
     try:
         with np.load(path, allow_pickle=False) as z:
             cols = {name: z[name] for name in z.files}
