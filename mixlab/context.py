@@ -325,6 +325,9 @@ def execute(spec: dict, run_dir: str | Path, *, force: bool = False, quiet: bool
                 with RunReader(run_dir) as r:
                     status, old_spec = r.status, r.attrs.get("spec")
                     old_plugins = r.attrs.get("plugins")
+                    if update:    # its records, read here where the file has its path
+                        from .update import plan
+                        plan(r.f, spec)
             except RunFileError as exc:
                 raise RunFileError(f"{exc}. Nobody is writing it: start the run afresh with "
                                    f"--force (this discards the damaged file), or run into "
