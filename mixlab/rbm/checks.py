@@ -39,6 +39,10 @@ def _model_file(p: dict) -> None:
     if p["model_file"] and not Path(p["model_file"]).expanduser().is_file():
         raise SpecError(f"model file not found: {p['model_file']} (an RBM saved by 'mixlab "
                         f"train'; relative paths are from the working directory)", "model_file")
+    if p["model_file"]:
+        from .model import RBM
+
+        RBM.load(Path(p["model_file"]).expanduser())   # its arrays and magnitudes, as at start
 
 
 def _train(p: dict) -> None:
