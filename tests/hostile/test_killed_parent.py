@@ -35,7 +35,7 @@ GONE_SECONDS = 10
 
 
 def _start(args: list[str], out: Path, env: dict, log: Path) -> subprocess.Popen:
-    """The command in a session of its own; its stderr to ``log`` (a pipe would stay open, and
+    """The command in a process group of its own; its stderr to ``log`` (a pipe would stay open, and
     a read of it blocked, for as long as a worker outlives the parent)."""
     with open(log, "w") as fh:
         return subprocess.Popen([sys.executable, "-m", "mixlab", *args, "-o", str(out)],
