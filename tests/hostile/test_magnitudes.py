@@ -143,3 +143,25 @@ def test_an_rbm_file_is_exact_or_refused_at_every_magnitude(magnitude, tmp_path)
     want = m + D.ln(sum(D.exp(s - m) for s in scores))
     got = decimal.Decimal(float(log_partition_exact(rbm)))
     assert abs(got - want) <= decimal.Decimal("1e-6") + decimal.Decimal("1e-12") * abs(want)
+
+
+@pytest.mark.parametrize("magnitude", MAGNITUDES)
+def test_standardised_posterior_features_do_not_depend_on_their_scale(magnitude, tmp_path):
+    """A feature column times any magnitude up to 1e300 standardises to the same values (its
+    squares would overflow past 1e154 if they were taken unscaled)."""
+    from mixlab.data.user_tables import read_table, split_and_standardize
+
+    rng = np.random.default_rng(52)
+    x, z = rng.standard_normal(60), rng.standard_normal(60)
+    y = (x + z > 0).astype(int)
+    base, big = tmp_path / "base.csv", tmp_path / "big.csv"
+    for path, m in ((base, 1.0), (big, magnitude)):
+        path.write_text("a,b,y\n" + "".join(f"{float(a * m)!r},{float(b)!r},{c}\n"
+                                                    for a, b, c in zip(x, z, y)))
+    want = split_and_standardize(read_table(base, "y", None), None, 0.2, True, 0)
+    got = split_and_standardize(read_table(big, "y", None), None, 0.2, True, 0)
+    for w, g in zip(want, got):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+    if magnitude > 1e7:                       # unstandardised, past the bound: refused
+        with pytest.raises(SpecError, match="data.standardize"):
+            split_and_standardize(read_table(big, "y", None), None, 0.2, False, 0)
