@@ -40,11 +40,13 @@ def problem_dim(dspec: dict, mspec: dict) -> int:
 
         d0 = synthetic_spec(dspec["synthetic"])["d"]
     elif dspec["file"] is not None:
-        from ..data.user_tables import read_table
+        from ..data.user_tables import read_table, split_and_standardize
 
         train = read_table(dspec["file"], dspec["label"], dspec["features"], "data.file")
-        if dspec["test_file"] is not None:
-            read_table(dspec["test_file"], dspec["label"], train.columns, "data.test_file")
+        test = (read_table(dspec["test_file"], dspec["label"], train.columns, "data.test_file")
+                if dspec["test_file"] is not None else None)
+        frac = dspec["test_fraction"] if dspec["test_fraction"] is not None else 0.2
+        split_and_standardize(train, test, frac, dspec["standardize"], dspec["split_seed"])
         d0 = len(train.columns)
         if dspec["pca"] is not None and dspec["pca"] > d0:
             raise SpecError(f"asks for {dspec['pca']} components of the file's {d0} feature "

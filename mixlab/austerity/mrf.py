@@ -62,6 +62,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import expit
 
+from ..spec.magnitude import check_potential
 from .kernels import mrf_sweep_approx, mrf_sweep_approx_blocks, mrf_sweep_lookup
 from .seqtest import sequential_test_batch, tcrit2_table
 
@@ -124,6 +125,9 @@ class DenseMRF:
         if logpsi.shape != (tri.shape[0], 2, 2, 2):
             raise ValueError(f"logpsi must have shape {(tri.shape[0], 2, 2, 2)}, "
                              f"got {logpsi.shape}")
+        # a state takes one entry of each table: Σ_t max|logpsi[t]| bounds every |θ(x)|
+        check_potential({"logpsi": np.max(np.abs(logpsi), axis=(1, 2, 3))},
+                        "triplet MRF log-potentials")
         a, b, c = tri[:, 0], tri[:, 1], tri[:, 2]
         P = logpsi
         # Möbius coefficients of the multilinear polynomial of each table

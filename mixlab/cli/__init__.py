@@ -86,6 +86,9 @@ class LazyGroup(click.Group):
 
     def invoke(self, ctx):
         try:
+            from ..env_settings import check_all
+
+            check_all()             # a bad MIXLAB_* value: one line, exit 2, before any work
             return super().invoke(ctx)
         except MixlabError as exc:
             if ctx.obj and ctx.obj.get("debug"):

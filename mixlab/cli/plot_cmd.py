@@ -18,7 +18,16 @@ from ..runfile.store import RunReader
 @click.option("--output", "-o", type=click.Path(dir_okay=False), default=None,
               help="PNG file (one figure) [default: RUN/figures/NAME.png]")
 def plot(run_dir, name, output):
-    """Render a run's figures as PNG (fixed size and DPI; identical runs, identical bytes)."""
+    """Render a run's figures as PNG (fixed size and DPI; identical runs, identical bytes).
+    RUN may be a league directory: its figure is drawn again from its cells."""
+    from ..league.replot import FIGURES, is_league, redraw
+
+    if is_league(Path(run_dir)):
+        if name is not None and name not in FIGURES:
+            raise UsageError(f"a league has the figure(s) {', '.join(FIGURES)}; "
+                             f"--figure {name} is not one of them")
+        click.echo(str(redraw(Path(run_dir), Path(output) if output else None)))
+        return
     with RunReader(run_dir) as run:
         names = [name] if name else figure_names(run)
         if not names:

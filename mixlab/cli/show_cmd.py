@@ -77,6 +77,29 @@ def say(line: str) -> None:
     click.echo(cut(line))
 
 
+def league_rows(text: str, path: Path) -> list[dict]:
+    """The rows of a league.csv, or a RunFileError naming ``path`` when the text is not the
+    table mixlab writes (its target, sampler and status columns, every row complete)."""
+    from ..league.report import WORK_COLUMNS
+
+    reader = csv.DictReader(io.StringIO(text))
+    try:
+        rows = list(reader)
+    except csv.Error as exc:
+        raise RunFileError(f"{path} is not a league table mixlab writes: {exc}") from None
+    need = [c for c in WORK_COLUMNS[:3] if c not in (reader.fieldnames or [])]
+    if need or not rows:
+        why = (f"it has no {', '.join(repr(c) for c in need)} column" if need
+               else "it has no rows")
+        raise RunFileError(f"{path} is not a league table mixlab writes: {why}; run the same "
+                           f"'mixlab league' command again to rewrite it")
+    for i, row in enumerate(rows, 2):
+        if None in row or None in row.values():
+            raise RunFileError(f"{path} is not a league table mixlab writes: line {i} has "
+                               f"{'more' if None in row else 'fewer'} fields than its header")
+    return rows
+
+
 @click.command("show")
 @click.argument("run_dir", metavar="RUN", type=click.Path(exists=True))
 @click.option("--json", "as_json", is_flag=True,
@@ -89,7 +112,7 @@ def show(run_dir, as_json):
     if os.path.lexists(p / "league.txt") and os.path.lexists(p / "league.csv"):
         if as_json:
             text = confined.read_text(p, "league.csv", limit=SWEEP_TABLE_BYTES)
-            click.echo(json.dumps({"league": cut(list(csv.DictReader(io.StringIO(text))))},
+            click.echo(json.dumps({"league": cut(league_rows(text, p / "league.csv"))},
                                   indent=1))
         else:
             for line in confined.read_text(p, "league.txt",

@@ -17,6 +17,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from ..env_settings import env_path
 from ..errors import DataError, UsageError
 from ..runfile.atomic import sync_directory
 from .catalogue import DATASETS, DatasetSpec, FileSpec
@@ -44,15 +45,13 @@ def make_temp(directory: Path, name: str) -> tuple[int, Path]:
 def data_dir() -> Path:
     """The cache directory: ``$MIXLAB_DATA_DIR`` or ``~/.cache/mixlab`` (relative paths are
     resolved against the current directory)."""
-    env = os.environ.get("MIXLAB_DATA_DIR")
-    path = Path(env).expanduser() if env else Path("~/.cache/mixlab").expanduser()
-    return path.resolve()
+    return env_path("MIXLAB_DATA_DIR", must_exist=False) or Path("~/.cache/mixlab").expanduser(
+    ).resolve()
 
 
 def mirror_dir() -> Path | None:
     """``$MIXLAB_DATA_MIRROR`` resolved against the current directory, or None when unset."""
-    env = os.environ.get("MIXLAB_DATA_MIRROR")
-    return Path(env).expanduser().resolve() if env else None
+    return env_path("MIXLAB_DATA_MIRROR", must_exist=True)
 
 
 def cache_path(f: FileSpec) -> Path:

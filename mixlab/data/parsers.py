@@ -56,20 +56,36 @@ def _labels(y: np.ndarray, path: Path, n_classes: int = 10) -> np.ndarray:
 # --- IDX (MNIST, Fashion-MNIST) -----------------------------------------------------------------
 
 
-def read_idx(path: Path) -> np.ndarray:
-    """Read an IDX file (optionally gzipped) of unsigned bytes: images (n, rows, cols) or labels (n,)."""
-    data = _read_bytes(path)
-    if len(data) < 4 or data[0] != 0 or data[1] != 0 or data[2] != 0x08:
-        raise DataError(f"{path}: not an IDX file of unsigned bytes")
-    ndim = data[3]
-    header = 4 + 4 * ndim
-    if ndim < 1 or len(data) < header:
-        raise DataError(f"{path}: truncated IDX header")
-    dims = tuple(int(d) for d in np.frombuffer(data, dtype=">u4", count=ndim, offset=4))
-    if len(data) - header != int(np.prod(dims)):
-        raise DataError(f"{path}: IDX payload has {len(data) - header} bytes, header says "
-                        f"{dims}")
-    return np.frombuffer(data, dtype=np.uint8, offset=header).reshape(dims)
+def read_idx(path: Path, key: str = "data.file") -> np.ndarray:
+    """Read an IDX file (optionally gzipped) of unsigned bytes: images (n, rows, cols) or labels
+    (n,). The size its header declares is checked against the read bound (naming ``key``)
+    before the payload is read, so a small gzipped file cannot ask for gigabytes."""
+    from .declared import check_declared
+
+    try:
+        with open(path, "rb") as raw:
+            gzipped = raw.read(2) == b"\x1f\x8b"
+            raw.seek(0)
+            fh = gzip.GzipFile(fileobj=raw) if gzipped else raw
+            head = fh.read(4)
+            if len(head) < 4 or head[0] != 0 or head[1] != 0 or head[2] != 0x08:
+                raise DataError(f"{path}: not an IDX file of unsigned bytes")
+            ndim = head[3]
+            dim_bytes = fh.read(4 * ndim)
+            if ndim < 1 or len(dim_bytes) < 4 * ndim:
+                raise DataError(f"{path}: truncated IDX header")
+            dims = tuple(int(d) for d in np.frombuffer(dim_bytes, dtype=">u4"))
+            count = 1
+            for d in dims:
+                count *= d
+            check_declared(path, key, count, f"the IDX header's {dims} bytes")
+            payload = fh.read(count + 1)
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        raise DataError(f"cannot read {path}: {exc}") from exc
+    if len(payload) != count:
+        raise DataError(f"{path}: IDX payload has {len(payload)}{'+' if len(payload) > count else ''}"
+                        f" bytes, header says {dims}")
+    return np.frombuffer(payload, dtype=np.uint8).reshape(dims)
 
 
 def _idx_pair(images: Path, labels: Path, n: int) -> tuple[np.ndarray, np.ndarray]:

@@ -29,6 +29,7 @@ import numpy as np
 
 from ..errors import DataError, SpecError
 from . import Dataset, Split, transforms
+from .declared import check_declared, check_npy_file, check_npz_file
 from .parsers import read_idx
 
 SPLITS = ("train", "valid", "test")
@@ -99,6 +100,7 @@ def _read(p: Path, key: str) -> tuple[dict[str, np.ndarray], bool]:
         if head != magic:
             raise DataError(f"cannot read {p}: not a {suffix} file (it does not start like one; "
                             f"write it with np.{'save' if suffix == '.npy' else 'savez'})")
+        (check_npy_file if suffix == ".npy" else check_npz_file)(p, key)   # before allocating
         try:
             obj = np.load(p, allow_pickle=False)
         except ValueError as exc:
@@ -136,10 +138,11 @@ def _read(p: Path, key: str) -> tuple[dict[str, np.ndarray], bool]:
         return arrays, False
     # anything else: an IDX file of unsigned bytes (MNIST format), maybe gzipped
     try:
-        X = read_idx(p)
+        X = read_idx(p, key)
     except DataError as exc:
         raise SpecError(f"{exc}: data.file takes a .npy, a .npz or an IDX file of unsigned "
                         "bytes", key) from None
+    check_declared(p, key, X.size * 4, "its images as float32")
     return {"array": X.astype(np.float32) / np.float32(255.0)}, False
 
 

@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import DataError, SpecError
+from .declared import check_declared, check_npy_file, check_npz_file, count_lines
 
 SUFFIXES = (".csv", ".npy", ".npz")
 
@@ -44,6 +45,12 @@ class Table:
 
 def _columns_csv(path: Path, key: str) -> dict[str, np.ndarray]:
     try:
+        with open(path, newline="") as fh:
+            width = len(next(csv.reader([fh.readline()]), []))
+        lines = count_lines(path)
+        # the float64 table its header's columns x its lines declare, before any row is held
+        check_declared(path, key, 8 * width * lines,
+                       f"a table of {width:,} columns x {lines:,} lines (float64)")
         with open(path, newline="") as fh:
             rows = list(csv.reader(fh))
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
@@ -100,6 +107,7 @@ def _check_magic(path: Path, magic: bytes, what: str, fix: str, key: str) -> Non
 def _columns_npy(path: Path, key: str) -> dict[str, np.ndarray]:
     _check_magic(path, b"\x93NUMPY", "a .npy array",
                  "save the table with np.save as a 2-D numeric array", key)
+    check_npy_file(path, key)
     try:
         arr = np.load(path, allow_pickle=False)
     except (OSError, ValueError) as exc:
@@ -117,6 +125,7 @@ def _columns_npy(path: Path, key: str) -> dict[str, np.ndarray]:
 def _columns_npz(path: Path, key: str) -> dict[str, np.ndarray]:
     _check_magic(path, b"PK", "a .npz archive (a zip file)",
                  "save the table with np.savez, one 1-D array per column", key)
+    check_npz_file(path, key)
     try:
         with np.load(path, allow_pickle=False) as z:
             cols = {name: z[name] for name in z.files}
@@ -186,6 +195,9 @@ def read_table(file: str | Path, label: str, features: list[str] | None,
     return Table(X, y.astype(np.int64), names, path, digest)
 
 
+FEATURE_BOUND = 1e7   # unstandardised features: as the model magnitudes of mixlab.spec.magnitude
+
+
 def split_and_standardize(train: Table, test: Table | None, test_fraction: float | None,
                           standardize: bool, seed: int, key: str = "data"):
     """Training and test arrays: the test rows are ``test``'s, or a random ``test_fraction`` of
@@ -212,8 +224,21 @@ def split_and_standardize(train: Table, test: Table | None, test_fraction: float
         raise SpecError(f"the training rows of {train.path} hold only label {int(y[0])}; a "
                         f"logistic regression needs both 0 and 1", f"{key}.label")
     if standardize:
-        mu = X.mean(axis=0)
-        sd = X.std(axis=0)
+        # each column divided by its largest |value| first, so that the squares of a column
+        # of 1e200s do not overflow: (x - mean) / sd is unchanged by that scale
+        scale = np.max(np.abs(np.concatenate([X, Xt])), axis=0)
+        scale = np.where(scale > 0, scale, 1.0)
+        Xs, Xts = X / scale, Xt / scale
+        mu = Xs.mean(axis=0)
+        sd = Xs.std(axis=0)
         sd = np.where(sd > 0, sd, 1.0)
-        X, Xt = (X - mu) / sd, (Xt - mu) / sd
+        X, Xt = (Xs - mu) / sd, (Xts - mu) / sd
+    else:
+        big = float(np.max(np.abs(np.concatenate([X, Xt])), initial=0.0))
+        if big > FEATURE_BOUND:
+            raise SpecError(f"{train.path}: a feature value of {big:.3g} is past {FEATURE_BOUND:.0e},"
+                            f" where the model's logits (features times coefficients, in float32 "
+                            f"and float64) lose their accuracy; standardise the features "
+                            f"({key}.standardize: true) or scale them down",
+                            f"{key}.standardize")
     return X.astype(np.float32), y, Xt.astype(np.float32), yt

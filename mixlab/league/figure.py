@@ -42,8 +42,9 @@ def time_curves(run_dir: Path) -> dict[str, tuple[np.ndarray, np.ndarray]]:
 
 
 def draw_league(league_dir: Path, entries: list[Entry], info: dict,
-                curves: dict[str, dict] | None = None) -> Path:
-    """The figure; ``curves``: run dir -> :func:`time_curves`, for the cells already read."""
+                curves: dict[str, dict] | None = None, output: Path | None = None) -> Path:
+    """The figure, written to ``league_dir/league.png`` (or ``output``); ``curves``: run dir
+    -> :func:`time_curves`, for the cells already read."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -83,6 +84,9 @@ def draw_league(league_dir: Path, entries: list[Entry], info: dict,
                      f"{info['yardstick']} vs time", fontsize=10)
         buf = io.BytesIO()
         fig.savefig(buf, format="png", metadata=PNG_METADATA)
+    if output is not None:
+        output = Path(output)
+        return confined.write_atomic(output.parent, output.name, buf.getvalue())
     return confined.write_atomic(league_dir, "league.png", buf.getvalue())
 
 

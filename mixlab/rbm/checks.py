@@ -18,7 +18,7 @@ def _sampler_labels(p: dict) -> None:
 def _data(p: dict) -> None:
     from ..data import check_load_args
     from ..data.user_images import check_image_file
-    from .target import DEFAULT_DATA
+    from .target import DEFAULT_DATA, _load_file
 
     d = p["data"]
     if not d.get("file"):
@@ -32,6 +32,7 @@ def _data(p: dict) -> None:
             raise SpecError(f"cannot be combined with data.file ({why}): remove one of them",
                             f"data.{k}")
     check_image_file(d["file"], "data.file")
+    _load_file(d)       # the file's values and shapes, checked as the run's start checks them
 
 
 def _model_file(p: dict) -> None:
@@ -42,6 +43,10 @@ def _model_file(p: dict) -> None:
         raise SpecError(f"model file not found: {p['model_file']} (an RBM saved by 'mixlab "
                         f"train', or its run directory; relative paths are from the working "
                         f"directory)", "model_file")
+    if p["model_file"]:
+        from .model import RBM
+
+        RBM.load(Path(p["model_file"]).expanduser())   # its arrays and magnitudes, as at start
 
 
 def _train(p: dict) -> None:

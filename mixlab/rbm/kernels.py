@@ -55,6 +55,7 @@ from numba import njit, types
 from numba.extending import intrinsic
 
 from ..compiled.numba_cache import CACHE
+from ..env_settings import env_int
 
 __all__ = ["pack_rows", "pack_cols", "popcount64", "hamming_count", "hamming_sum",
            "hist_power_sums", "power_tops", "mean_se", "THREADS"]
@@ -75,8 +76,7 @@ KERNEL_THREADS_VAR = "MIXLAB_KERNEL_THREADS"
 def threads() -> int:
     """Threads a large call uses: ``$MIXLAB_KERNEL_THREADS`` (an integer >= 1) when set, else
     :data:`THREADS`."""
-    raw = os.environ.get(KERNEL_THREADS_VAR, "").strip()
-    return max(1, int(raw)) if raw.isdigit() else THREADS
+    return env_int(KERNEL_THREADS_VAR) or THREADS
 
 
 # ------------------------------------------------------------------------------- packing

@@ -237,4 +237,8 @@ class RBM:
             raise
         except (OSError, KeyError, ValueError) as e:
             raise MixlabError(f"cannot read RBM file {path}: {e}") from e
+        from ..spec.magnitude import check_potential
+
+        # every |E(v, h)| is at most Σ|W| + Σ|b| + Σ|c| (docs/trust.md, 'Model magnitudes')
+        check_potential({"W": rbm.W, "b": rbm.b, "c": rbm.c}, f"RBM file {path}", "model_file")
         return rbm, attrs, monitor

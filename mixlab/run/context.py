@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from .. import __version__
+from ..env_settings import env_float
 from ..errors import MixlabError, RunFileError, interruption  # noqa: F401  (re-exported)
 from ..plugins import discovery as plugins
 from ..plugins import registry
@@ -36,7 +37,7 @@ from ..runfile.atomic import WriteFailure
 from ..runfile.lock import RunLock, live_writer
 from ..runfile.segments import SEGMENT_DIR
 from ..runfile.store import RUN_FILE, RunReader, RunStore
-from ..spec.resolver import check_startup, dump, spec_hash
+from ..spec.resolver import check_startup, check_stored_text, spec_hash
 from .streams import StreamResult, run_stream
 from .update import stage_inputs, stream_inputs, write_record
 
@@ -232,10 +233,7 @@ class Context:
 
 def checkpoint_seconds() -> float:
     """Wall seconds between stream checkpoints (``MIXLAB_CHECKPOINT_SECONDS``, default 10)."""
-    try:
-        return float(os.environ.get("MIXLAB_CHECKPOINT_SECONDS", "10"))
-    except ValueError:
-        return 10.0
+    return env_float("MIXLAB_CHECKPOINT_SECONDS", 10.0, "10")
 
 
 def provenance() -> dict:
@@ -334,7 +332,7 @@ def execute(spec: dict, run_dir: str | Path, *, force: bool = False, quiet: bool
     jobs = min(asked, available_cores())
     plugins.load_spec_plugins(spec.get("plugins"))  # a no-op unless this process did not resolve
     kind = registry.get_experiment(spec["experiment"])
-    text = dump(spec)
+    text = check_stored_text(spec)   # refused here, before the run starts, if past its bound
     confined.check_run_dir(run_dir)
     lock = RunLock.acquire(run_dir)
     try:
@@ -345,6 +343,9 @@ def execute(spec: dict, run_dir: str | Path, *, force: bool = False, quiet: bool
                 with RunReader(run_dir) as r:
                     status, old_spec = r.status, r.attrs.get("spec")
                     old_plugins = r.attrs.get("plugins")
+                    if update:    # its records, read here where the file has its path
+                        from .update import plan
+                        plan(r.f, spec)
             except RunFileError as exc:
                 raise RunFileError(f"{exc}. Nobody is writing it: start the run afresh with "
                                    f"--force (this discards the damaged file), or run into "

@@ -20,11 +20,12 @@ from collections.abc import Callable
 
 from ..errors import MixlabError
 from ..plugins.sampler_builds import build_log
-from .workers import _die_with_parent, _one_thread, _portable
+from .worker_setup import die_with_parent
+from .workers import _one_thread, _portable
 
 
 def _worker(conn, parent: int, name: str, fn: Callable[[], dict]) -> None:
-    _die_with_parent(parent)
+    die_with_parent(parent)
     _one_thread()
     try:
         with build_log() as built:

@@ -155,9 +155,45 @@ def read_record(group: h5py.Group) -> dict | None:
         return None
     try:
         rec = json.loads(text if isinstance(text, str) else bytes(text).decode())
-    except (TypeError, ValueError, UnicodeDecodeError):
+    except (TypeError, ValueError, UnicodeDecodeError, RecursionError):
         return None
-    return rec if isinstance(rec, dict) else None
+    if not isinstance(rec, dict):
+        return None
+    bad = _malformed(rec)
+    if bad is not None:
+        from ..errors import RunFileError
+
+        name = group.file.filename                    # a path, unless read from memory
+        raise RunFileError(f"{name if isinstance(name, str) else 'run.h5'}: the 'inputs' "
+                           f"attribute of '{group.name}' is not a record mixlab writes: its "
+                           f"'{bad}' has the wrong type")
+    return rec
+
+
+_SCALAR = (str, int, float, bool, type(None))
+
+
+def _code_ok(code) -> bool:
+    return isinstance(code, dict) and all(isinstance(v, _SCALAR) for v in code.values())
+
+
+def _malformed(rec: dict) -> str | None:
+    """The first key of a stream's or stage's record whose value is not of the type
+    :func:`stream_inputs` and :func:`stage_inputs` write, or None."""
+    checks = {
+        "common": lambda v: isinstance(v, str), "samplers": lambda v: isinstance(v, str),
+        "label": lambda v: isinstance(v, str),
+        "code": lambda v: isinstance(v, dict) and all(_code_ok(c) for c in v.values()),
+        "sampler": lambda v: isinstance(v, dict) and all(isinstance(x, str)
+                                                         for x in v.values()),
+        "after": lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
+        "labels": lambda v: isinstance(v, dict) and all(
+            isinstance(x, dict) and _code_ok(x.get("code", {})) for x in v.values()),
+    }
+    for key, ok in checks.items():
+        if key in rec and not ok(rec[key]):
+            return key
+    return None
 
 
 # ------------------------------------------------------------------------------------------------

@@ -20,7 +20,6 @@ handle's ``draws``/``seconds``/``state``/``stats_mean`` before the stream is don
 from __future__ import annotations
 
 import copy
-import ctypes
 import io
 import json
 import multiprocessing
@@ -41,6 +40,7 @@ from ..runfile.atomic import WriteFailure
 from ..runfile.check import read_bound
 from ..runfile.segments import SEGMENT_DIR, StreamSegments, stream_id
 from .streams import StreamResult, _signals_held, run_stream
+from .worker_setup import die_with_parent
 
 HANDOFF_PREFIX = "handoff-"     # the hand-off files of a stream's checkpoints, in its segment dir
 _PROGRESS_SECONDS = 0.25        # a worker reports its draw count at most this often
@@ -338,17 +338,6 @@ class _RemoteBar:
         self.postfix = dict(postfix)
 
 
-def _die_with_parent(parent: int) -> None:
-    """Ask Linux to SIGKILL this process when its parent dies (no-op elsewhere)."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL, 0, 0, 0)         # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-    if os.getppid() != parent:                           # it died before prctl took effect
-        os._exit(1)
-
-
 def _one_thread() -> None:
     """One BLAS thread, one numba thread and one thread in mixlab's own threaded kernels (the
     ISL's Hamming counts): every worker has a core of its own."""
@@ -369,7 +358,7 @@ def _one_thread() -> None:
 
 def _worker(conn, parent: int, run_dir: Path, name: str, sampler, rng, evaluators,
             kwargs: dict, seed: bytes, show_progress: bool) -> None:
-    _die_with_parent(parent)
+    die_with_parent(parent)
     _one_thread()
     try:
         store = _WorkerStore(run_dir, name, seed, conn)

@@ -28,6 +28,7 @@ from pathlib import Path
 import h5py
 from h5py import h5d, h5l, h5o
 
+from ..env_settings import env_int
 from ..errors import RunFileError
 from . import confined
 
@@ -39,8 +40,7 @@ DEFAULT_READ_BOUND = 1 << 30
 def read_bound() -> int:
     """The most bytes one read from a run may allocate: ``$MIXLAB_MAX_READ_BYTES``, else 1 GiB,
     lowered to a quarter of the address-space limit (``ulimit -v``) when one is set."""
-    env = os.environ.get("MIXLAB_MAX_READ_BYTES")
-    bound = int(env) if env and env.isdigit() else DEFAULT_READ_BOUND
+    bound = env_int("MIXLAB_MAX_READ_BYTES", DEFAULT_READ_BOUND)
     soft = resource.getrlimit(resource.RLIMIT_AS)[0]
     if soft != resource.RLIM_INFINITY:
         bound = min(bound, soft // 4)

@@ -40,6 +40,7 @@ from .check import check_run_file, open_run_file, read_bound, refuse_vds_prefix
 from .lock import RunLock, last_writer, live_writer
 from .segments import StreamSegments, missing_sources
 from .segments import pack_bool as pack_bool  # re-exported: readers unpack with store.unpack_bool
+from .yaml_text import YamlRefused, load_stored
 
 STATUSES = ("running", "complete", "failed", "interrupted")
 
@@ -84,7 +85,6 @@ def unpack_bool(packed: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     return flat.reshape(packed.shape[:2] + tuple(shape))
 
 
-SPEC_CHARS = 1 << 20  # a resolved spec is a few KB; a longer 'spec' attribute is refused
 FORMAT_VERSION = 2  # run-file format: 2 = crash-safe (segments + atomic snapshots, no pickles)
 RUN_FILE = "run.h5"
 
@@ -343,6 +343,11 @@ class RunReader:
             self.f.close()
             raise RunFileError(f"{self.path} is an HDF5 file but not a mixlab run (no 'spec' "
                                f"attribute at its root)")
+        try:
+            self._spec = self._read_spec()
+        except BaseException:
+            self.f.close()
+            raise
 
     def close(self) -> None:
         self.f.close()
@@ -359,13 +364,18 @@ class RunReader:
 
     @property
     def spec(self) -> dict:
-        import yaml
+        """The resolved spec the run stores (checked when the file is opened)."""
+        return self._spec
 
+    def _read_spec(self) -> dict:
+        """The root 'spec' attribute read as stored YAML (mixlab.runfile.yaml_text.load_stored: no
+        aliases, anchors or tags, at most 1 MiB), checked before any command uses the run."""
         text = _from_attr(self.f.attrs["spec"])
-        if not isinstance(text, str) or len(text) > SPEC_CHARS:
-            raise RunFileError(f"{self.path}: its 'spec' attribute is not a spec mixlab writes "
-                               f"(not text, or past {SPEC_CHARS:,} characters)")
-        spec = yaml.safe_load(text)
+        try:
+            spec = load_stored(text)
+        except YamlRefused as exc:
+            raise RunFileError(f"{self.path}: its 'spec' attribute is refused: {exc}; it is "
+                               f"not a spec mixlab writes") from None
         if not isinstance(spec, dict):
             raise RunFileError(f"{self.path}: its 'spec' attribute is not a YAML mapping")
         return spec

@@ -14,16 +14,23 @@ import json
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ..errors import SpecError
 from ..plugins import discovery as plugins
 from ..plugins import registry
+from ..runfile.yaml_text import (
+    STORED_TEXT_BYTES,
+    YamlInvalid,
+    YamlRefused,
+    load_stored,
+    load_user,
+    text_bytes,
+)
+from ..runfile.yaml_text import dump as dump_yaml
 from .keys import RESERVED, SCALES
 from .schema import validate
 
-__all__ = ["RESERVED", "SCALES", "check_path_component", "check_startup", "drop", "dump",
-           "load_spec", "resolve", "spec_hash"]
+__all__ = ["RESERVED", "SCALES", "check_path_component", "check_startup", "check_stored_text",
+           "drop", "dump", "load_spec", "resolve", "spec_hash"]
 
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
 
@@ -58,14 +65,9 @@ def load_yaml(path: str | Path) -> dict:
 
 def parse_yaml(text: str, where: str = "<spec>") -> dict:
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        loc = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise SpecError(f"{where} is not valid YAML{loc}: {problem}") from exc
-    except (ValueError, TypeError, RecursionError) as exc:
-        raise SpecError(f"{where} is not valid YAML: {exc}") from exc
+        data = load_user(text)
+    except YamlRefused as exc:
+        raise SpecError(f"{where} is refused: {exc}") from None
     if data is None:
         raise SpecError(f"{where} is empty; a spec needs at least an 'experiment:' key")
     if not isinstance(data, dict):
@@ -83,9 +85,11 @@ def parse_override(text: str) -> tuple[str, Any]:
     if not key or any(not part for part in key.split(".")):
         raise SpecError(f"override '{text}' has an empty key")
     try:
-        value = yaml.safe_load(raw) if raw.strip() else ""
-    except yaml.YAMLError:
+        value = load_user(raw) if raw.strip() else ""
+    except YamlInvalid:
         value = raw
+    except YamlRefused as exc:          # an alias bomb is refused, not taken as text
+        raise SpecError(f"override '{text[:80]}' is refused: {exc}", key) from None
     if isinstance(value, str):
         try:  # YAML 1.1 reads '1e-3' (no dot) as a string; a number is meant
             value = float(value) if value.strip().lower() not in ("inf", "nan", "-inf") else value
@@ -197,6 +201,7 @@ def check_startup(spec: dict) -> None:
     ``check(spec)`` (cross-key rules, the files and data sets the spec names). ``mixlab run
     --dry-run`` and :func:`mixlab.run.context.execute` both call it before any work, so a dry run
     refuses exactly what the run would refuse at start; a SpecError names the full dotted key."""
+    check_stored_text(spec)
     kind = registry.get_experiment(spec["experiment"])
     if kind.check is not None:
         kind.check(spec)
@@ -223,8 +228,32 @@ def spec_hash(spec: dict) -> str:
 
 
 def dump(spec: dict) -> str:
-    """The spec as YAML, without its execution keys (the run file's and spec.yaml's text)."""
-    return yaml.safe_dump(_identity(spec), sort_keys=False, default_flow_style=None)
+    """The spec as YAML, without its execution keys (the run file's and spec.yaml's text); a
+    value the spec shares between keys (a YAML anchor of its file) is written out in full at
+    each, so the text holds no alias (mixlab.runfile.yaml_text)."""
+    return dump_yaml(_identity(spec), sort_keys=False, default_flow_style=None)
+
+
+def check_stored_text(spec: dict) -> str:
+    """The spec's stored text (:func:`dump`), or a SpecError when mixlab could not read it back
+    (:func:`mixlab.runfile.yaml_text.load_stored`): past its size bound (naming the largest key) or
+    holding a value outside YAML's core types."""
+    text = dump(spec)
+    size = text_bytes(text)
+    if size > STORED_TEXT_BYTES:
+        key, value, largest = "", _identity(spec), size
+        while isinstance(value, dict) and value:      # down to the key that holds the bulk
+            sizes = {k: text_bytes(dump_yaml({k: v})) for k, v in value.items()}
+            k = max(sizes, key=sizes.get)
+            key, value, largest = f"{key}.{k}" if key else str(k), value[k], sizes[k]
+        raise SpecError(f"holds {largest:,} bytes of YAML, and the whole spec "
+                        f"{size:,}: more than the {STORED_TEXT_BYTES:,} bytes (1 MiB) a run "
+                        f"file stores its spec in; shorten it", key)
+    try:
+        load_stored(text)
+    except YamlRefused as exc:
+        raise SpecError(f"the spec cannot be stored as a run file's data: {exc}") from None
+    return text
 
 
 def closest_key(key: str, spec: dict) -> str | None:

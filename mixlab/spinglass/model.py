@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import DataError, SpecError
+from ..spec.magnitude import check_potential
 
 __all__ = ["SpinGlass", "random_spin_glass", "load_npz", "save_npz", "as_spins"]
 
@@ -56,6 +57,8 @@ class SpinGlass:
         for name in ("field", "right", "down"):
             if not np.all(np.isfinite(getattr(self, name))):
                 raise SpecError(f"spin glass '{name}' has non-finite entries")
+        check_potential({"field": self.field, "right": self.right, "down": self.down},
+                        "spin glass")
 
     @property
     def rows(self) -> int:

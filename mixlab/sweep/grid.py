@@ -7,9 +7,8 @@ import itertools
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ..errors import SpecError, UsageError
+from ..runfile.yaml_text import YamlInvalid, YamlRefused, load_user
 from ..spec.resolver import load_yaml, resolve
 
 PENDING, COMPLETE, FAILED = "pending", "complete", "failed"
@@ -28,9 +27,12 @@ def parse_grid(items: list[str] | tuple) -> dict[str, list]:
         values = []
         for part in raw.split(","):
             try:
-                values.append(yaml.safe_load(part) if part.strip() else "")
-            except yaml.YAMLError:
+                values.append(load_user(part) if part.strip() else "")
+            except YamlInvalid:
                 values.append(part)
+            except YamlRefused as exc:
+                raise UsageError(f"sweep axis '{key}': the value {part[:40]!r} is refused: "
+                                 f"{exc}") from None
         if not values or values == [""]:
             raise UsageError(f"sweep axis '{key}' has no values")
         grid[key] = values

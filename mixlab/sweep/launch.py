@@ -34,6 +34,7 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 from ..errors import MixlabError, SpecError, UsageError
+from ..run.worker_setup import pool_worker_init, stop_pool_on_interrupt
 from ..runfile.lock import directory_lock
 from ..spec.resolver import dump
 from .grid import COMPLETE, FAILED, grid_points, point_dir
@@ -236,7 +237,8 @@ def _pool_pass(workers: int, specs: list[dict], dirs: list[Path], starts: _Start
     broken = []
     with ProcessPoolExecutor(max_workers=workers,
                              mp_context=multiprocessing.get_context(start_method),
-                             initializer=_pool_worker_init) as pool:
+                             initializer=pool_worker_init, initargs=(os.getpid(),)) as pool, \
+            stop_pool_on_interrupt(pool):       # Ctrl-C, SIGTERM: the workers stop first
         futures: dict = {}
 
         def fill() -> None:              # a point started on every free worker
@@ -275,16 +277,6 @@ def _pool_pass(workers: int, specs: list[dict], dirs: list[Path], starts: _Start
     return sorted(broken)
 
 
-def _pool_worker_init() -> None:
-    """Progress bars of a pool worker lock with a thread lock: tqdm's default is a
-    multiprocessing semaphore, registered with the resource tracker the whole pool shares, and a
-    worker killed mid-point would leave it registered (the tracker then warns of 'leaked
-    semaphore objects' when the sweep ends)."""
-    import threading
-
-    from tqdm import tqdm
-
-    tqdm.set_lock(threading.RLock())
 
 
 def _run_on_dask(scheduler: str, specs: list[dict], dirs: list[Path], todo: list[int],

@@ -248,7 +248,7 @@ def test_a_failing_worker_fails_the_run_with_its_message(tmp_path):
     spec = write_spec(tmp_path, "jobs_test.independent", streams=3, draws=5000, block=50,
                       fail=1)
     out = tmp_path / "run"
-    r = mixlab("run", spec, "--out", out, "-j", "2", env={"MIXLAB_JOBS": "many"})
+    r = mixlab("run", spec, "--out", out, "-j", "2", env={"MIXLAB_JOBS": "3"})   # -j wins
     assert r.returncode == 1
     assert "the sampler diverged (planted by the test)" in r.stderr
     assert "Traceback" not in r.stderr

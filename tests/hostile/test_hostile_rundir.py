@@ -202,3 +202,18 @@ def test_an_export_on_a_full_disk_is_one_line_and_keeps_the_earlier_export(outco
         assert r["rc"] == 1 and r["stderr_lines"] == 1, r
         assert "file size limit" in r["stderr"] and "Exception ignored" not in r["stderr"]
         assert r["changed"] == [], r    # no temporary file left, the earlier export unchanged
+
+
+SPEC_CELLS = [f"run|{v}|{c}" for v in V.SPEC_VARIANTS for c in COMMANDS]
+
+
+@pytest.mark.parametrize("cell", SPEC_CELLS)
+def test_a_hostile_stored_spec_is_refused_naming_the_file_and_attribute(outcomes, cell):
+    """An alias bomb, a self-referencing alias, a 2 MB spec or a Python tag in run.h5's 'spec'
+    attribute: every command ends with exit 1 and one line naming run.h5 and the attribute,
+    within the time and address-space limits (the bomb would need gigabytes if expanded)."""
+    results, _ = outcomes
+    r = results[cell]
+    assert r["uncaught"] is None and r["seconds"] < 30, r
+    assert r["rc"] == 1 and r["stderr_lines"] == 1, r
+    assert "run.h5: its 'spec' attribute is refused" in r["stderr"], r["stderr"]

@@ -134,6 +134,41 @@ def attribute_100mb(run: Path, outside: Path) -> None:
         f["results"].attrs["note"] = "A" * 100_000_000
 
 
+def alias_bomb_text(levels: int = 8) -> str:
+    """Under 1 KB of YAML whose aliases expand to 10**levels elements."""
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]"
+              for i in range(1, levels + 1)]
+    return "\n".join(lines) + "\n"
+
+
+def _set_spec(run: Path, text: str) -> None:
+    with h5py.File(run / "run.h5", "r+") as f:
+        f.attrs["spec"] = text
+
+
+def spec_alias_bomb(run: Path, outside: Path) -> None:
+    """The stored spec: 10^8 elements in under 1 KB of aliases."""
+    _set_spec(run, alias_bomb_text(8))
+
+
+def spec_self_alias(run: Path, outside: Path) -> None:
+    """The stored spec: a mapping that contains itself through an alias."""
+    _set_spec(run, "name: loop\nexperiment: &x {inner: *x}\n")
+
+
+def spec_over_bound(run: Path, outside: Path) -> None:
+    """The stored spec: valid YAML of 2 MB (a 'description' past the 1 MiB stored-text bound)."""
+    with h5py.File(run / "run.h5", "r") as f:
+        text = f.attrs["spec"]
+    _set_spec(run, text + "description: " + "d" * 2_000_000 + "\n")
+
+
+def spec_python_tag(run: Path, outside: Path) -> None:
+    """The stored spec: a tag that names Python code (never constructed)."""
+    _set_spec(run, "name: !!python/object/apply:os.system ['echo pwned']\n")
+
+
 def intact(run: Path, outside: Path) -> None:
     """No change: the control, on which every command must succeed."""
 
@@ -141,7 +176,9 @@ def intact(run: Path, outside: Path) -> None:
 RUN_VARIANTS = {f.__name__: f for f in (
     intact, vds_absolute, vds_relative, external_link, segment_symlink, segment_dir_symlink,
     lock_symlink, log_symlink, figures_symlink, fifo_run_file, fifo_lock, fifo_segment,
-    size_bomb_2_5e8, size_bomb_1e12, attribute_100mb)}
+    size_bomb_2_5e8, size_bomb_1e12, attribute_100mb, spec_alias_bomb, spec_self_alias,
+    spec_over_bound, spec_python_tag)}
+SPEC_VARIANTS = ("spec_alias_bomb", "spec_self_alias", "spec_over_bound", "spec_python_tag")
 
 
 # -- variants of the sweep directory itself ---------------------------------------------------

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from numba import njit
 
+from mixlab.errors import UsageError
 from mixlab.rbm import isl
 from mixlab.rbm import kernels as K
 
@@ -345,10 +346,12 @@ def test_the_environment_sets_the_threads(monkeypatch):
         return K._split_rows(lambda t0, t1: (t0, t1), 12, 1)
     monkeypatch.delenv(K.KERNEL_THREADS_VAR, raising=False)
     assert ranges() == [(0, 6), (6, 12)]
-    for value, want in (("1", [(0, 12)]), ("3", [(0, 4), (4, 8), (8, 12)]),
-                        ("many", [(0, 6), (6, 12)])):
+    for value, want in (("1", [(0, 12)]), ("3", [(0, 4), (4, 8), (8, 12)])):
         monkeypatch.setenv(K.KERNEL_THREADS_VAR, value)
         assert ranges() == want, value
+    monkeypatch.setenv(K.KERNEL_THREADS_VAR, "many")    # refused, never silently the default
+    with pytest.raises(UsageError, match="MIXLAB_KERNEL_THREADS must be a whole number"):
+        ranges()
 
 
 def test_histogram_widens_before_a_bin_could_overflow():
