@@ -93,7 +93,7 @@ BUILTIN_GROUPS: dict[str, tuple[str, ...]] = {
                     "mixlab.spinglass.experiments_sampling", "mixlab.spinglass.figures"),
     "austerity": ("mixlab.austerity.samplers", "mixlab.austerity.experiments",
                   "mixlab.austerity.figures"),
-    "league": ("mixlab.league.cell", "mixlab.league.league"),
+    "league": ("mixlab.league.cell", "mixlab.league.league", "mixlab.league.sample"),
 }
 FAMILY_GROUPS = {"rbm": "rates_fpcd", "spinglass": "perturb_map", "logistic": "austerity",
                  "mrf": "austerity"}
