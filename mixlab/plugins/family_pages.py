@@ -49,7 +49,7 @@ def _intro(f: Family) -> str:
 def _benchmarks(f: Family) -> str:
     if f.benchmarks or f.name in FAMILY_INFO:
         return f.benchmarks
-    runs = f"`league.sample` (any of its samplers on one of its league targets)"
+    runs = "`league.sample` (any of its samplers on one of its league targets)"
     if f.league is not None:
         runs += f", `mixlab league {f.name}`"
     return runs

@@ -18,8 +18,14 @@ the samplers and the family, every benchmark experiment of their family accepts 
 ``mixlab league potts`` ranks the Potts samplers.
 """
 
-from . import logistic_mala, mrf_blocked, rbm_tempering, spinglass_houdayer  # noqa: F401
-from . import potts_family  # noqa: F401  (the family first: its samplers register for it)
-from . import potts_samplers  # noqa: F401
+# potts_family registers the family before potts_samplers registers samplers for it
+from . import (  # noqa: F401
+    logistic_mala,
+    mrf_blocked,
+    potts_family,
+    potts_samplers,
+    rbm_tempering,
+    spinglass_houdayer,
+)
 
 __version__ = "0.1.0"
