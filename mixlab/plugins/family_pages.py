@@ -15,6 +15,9 @@ _KINDS = {"b": "bool", "f": "float", "i": "int", "u": "uint"}
 
 HEADER = ("<!-- generated from mixlab/plugins/families.py and the sampler registry by `python -m "
           "mixlab.plugins.family_pages` (or `mixlab plugins --markdown {name}`): edit those, not this -->")
+PLUGIN_HEADER = ("<!-- generated from the plugin's register_family(...) and the sampler registry "
+                 "by `mixlab plugins --markdown {name}` (with the plugin installed): edit the "
+                 "plugin, not this -->")
 START, END = "<!-- families:start -->\n", "<!-- families:end -->"
 
 
@@ -58,7 +61,8 @@ def _benchmarks(f: Family) -> str:
 def family_page(name: str) -> str:
     """The markdown page of family ``name``."""
     f: Family = family(name)
-    lines = [HEADER.format(name=name), "", f"# The `{f.name}` family", "",
+    header = HEADER if name in FAMILY_INFO else PLUGIN_HEADER
+    lines = [header.format(name=name), "", f"# The `{f.name}` family", "",
              _intro(f), "",
              "## The target", "", f"The factory's `target`: {f.target}.", "",
              "## Draws", "",
