@@ -297,3 +297,44 @@ def test_a_plugin_failing_after_registering_its_family_leaves_no_trace(tmp_path,
     r = invoke_mixlab("plugins", good)
     assert r.exit_code == 0, r.output
     assert "coinz/exact" in r.output and "coinz" in all_families()
+
+
+FLOATY = '''
+@sampler("coins", "floaty")
+def make_floaty(target, params, chains):
+    class Floaty(Coins):
+        def step(self, state, rng):
+            state, draws, stats = Coins.step(self, state, rng)
+            return state, {"samples": draws["samples"].astype(float)}, stats
+    return Floaty(target, chains)
+'''
+
+RUN = """
+experiment: league.sample
+plugins: [./coins.py]
+family: coins
+target: {target}
+samplers: {{{sampler}: {{}}}}
+chains: 4
+budget: {{draws: 50}}
+"""
+
+
+def test_a_plugin_family_declares_the_draws_its_samplers_are_held_to(tmp_path,
+                                                                   clean_registry):
+    write(tmp_path / "coins.py", COIN.format(name="coins", draws=DRAWS, cost=COST) + FLOATY)
+    # the family's draws table: a float 'samples' is refused at the stream's first step
+    spec = write(tmp_path / "bad.yaml", RUN.format(target="three", sampler="floaty"))
+    r = invoke_mixlab("run", spec, "--out", tmp_path / "bad", "--quiet")
+    assert r.exit_code == 1
+    assert "draw 'samples' has dtype float64; the coins family's 'samples' is bool" in r.output
+    # the spec names one of the family's league targets (exit 2 before any work)
+    spec = write(tmp_path / "typo.yaml", RUN.format(target="thre", sampler="exact"))
+    r = invoke_mixlab("run", spec, "--out", tmp_path / "typo", "--quiet")
+    assert r.exit_code == 2 and "spec key 'target': unknown target 'thre'" in r.output
+    assert not (tmp_path / "typo").exists()
+    spec = write(tmp_path / "good.yaml", RUN.format(target="three", sampler="exact"))
+    r = invoke_mixlab("run", spec, "--out", tmp_path / "good", "--quiet")
+    assert r.exit_code == 0, r.output
+    res = json.loads(show_run(tmp_path / "good", "--json").stdout)["results"]
+    assert res["draws/exact"] == 50 and res["work/exact"] == 50 * 4 * 3
