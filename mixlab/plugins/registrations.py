@@ -175,7 +175,8 @@ def sampler(family: str, name: str, params: dict | None = None, help: str = "") 
     ``params`` is the schema of the sampler's own spec keys (besides ``method``)."""
     if family not in FAMILIES:
         raise RegistrationError(f"unknown sampler family {family!r} (sampler {name!r}); "
-                                f"families: {', '.join(FAMILIES)}")
+                                f"families: {', '.join(FAMILIES)} (a plugin's own family is "
+                                f"registered with register_family before its samplers)")
 
     def deco(factory: Callable) -> Callable:
         _SAMPLERS[family][name] = SamplerKind(family, name, factory, dict(params or {}),
@@ -205,11 +206,12 @@ def restore(snap: dict) -> None:
     _FAMILIES.update(snap["family"])
     FAMILIES.clear()
     FAMILIES.update(snap["families"])
-    for f in [f for f in _SAMPLERS if f not in FAMILIES]:     # a family registered since
+    for f in [f for f in _SAMPLERS if f not in snap["sampler"]]:   # registered since
         del _SAMPLERS[f]
-    for f, d in _SAMPLERS.items():
-        d.clear()
-        d.update(snap["sampler"][f])
+    for f, d in snap["sampler"].items():
+        table = _SAMPLERS.setdefault(f, {})
+        table.clear()
+        table.update(d)
 
 
 def changes(snap: dict) -> list[tuple[str, str]]:

@@ -338,3 +338,19 @@ def test_a_plugin_family_declares_the_draws_its_samplers_are_held_to(tmp_path,
     assert r.exit_code == 0, r.output
     res = json.loads(show_run(tmp_path / "good", "--json").stdout)["results"]
     assert res["draws/exact"] == 50 and res["work/exact"] == 50 * 4 * 3
+
+
+def test_restoring_a_snapshot_brings_back_a_family_and_its_samplers(clean_registry):
+    """The registries' transactions (mixlab.plugins.registrations): a snapshot taken with a
+    plugin family holds its sampler table, and restoring one taken before removes both."""
+    from mixlab.plugins import registrations as reg
+
+    before = reg.snapshot()
+    reg.add_family("zz", "a test family", object(), "test")
+    reg._SAMPLERS["zz"]["s"] = "kind"
+    after = reg.snapshot()
+    reg.restore(before)
+    assert "zz" not in reg.FAMILIES and "zz" not in reg._SAMPLERS and "zz" not in reg._FAMILIES
+    reg.restore(after)
+    assert reg._SAMPLERS["zz"] == {"s": "kind"} and "zz" in reg.FAMILIES
+    reg.restore(before)
