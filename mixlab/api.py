@@ -18,6 +18,9 @@ Registration (decorators):
   experiment kind (a spec's ``experiment:`` key names it).
 - :func:`figure` ``(name, experiment=..., size=(w, h))`` on ``draw(run: RunReader, fig)``: a
   figure drawn from a run file alone.
+- :func:`register_family` ``(Family(name=..., draws=(DrawKey(...),), cost=..., summarize=...,
+  league=LeagueTargets(...)))``: a target family of one's own; its samplers then join runs
+  (experiment ``league.sample``), ``mixlab diagnose``, ``mixlab plugins`` and ``mixlab league``.
 
 Evaluators have no registry: an experiment kind builds them and hands them to
 ``ctx.stream(..., evaluators=[...])``; the contract is ``update(draws, count, seconds)``,
@@ -33,6 +36,7 @@ from __future__ import annotations
 
 from .errors import DataError, MixlabError, SpecError
 from .plugins.contract import check_step_output
+from .plugins.families import DrawKey, Family, LeagueTargets, register_family
 from .plugins.registry import FAMILIES, experiment, figure, sampler, samplers_for
 from .run.context import Context
 from .run.streams import StreamResult
@@ -42,6 +46,7 @@ from .spec.schema import ListOf, MapOf, Param, SamplerEntry
 
 __all__ = [
     "FAMILIES", "sampler", "samplers_for", "experiment", "figure",
+    "Family", "DrawKey", "LeagueTargets", "register_family",
     "Param", "MapOf", "ListOf", "SamplerEntry",
     "AttributeState", "Context", "StreamResult", "RunReader", "check_step_output",
     "MixlabError", "SpecError", "DataError",
@@ -50,4 +55,4 @@ __all__ = [
 
 # The target families' names (the first argument of :func:`sampler`).
 RBM, SPINGLASS, LOGISTIC, MRF = "rbm", "spinglass", "logistic", "mrf"
-assert set(FAMILIES) == {RBM, SPINGLASS, LOGISTIC, MRF}
+assert {RBM, SPINGLASS, LOGISTIC, MRF} <= set(FAMILIES)

@@ -46,8 +46,30 @@ def run_league_spec(spec: dict, out: str | None, workers: int, scheduler: str | 
                           f"cells")
 
 
+def known_family(family: str, plugin_refs: list[str]) -> None:
+    """``family`` must be registered once the installed plugins and ``plugin_refs`` (the
+    --plugin files and modules) are loaded; a UsageError (exit 2) lists the families."""
+    from ..plugins import discovery
+
+    registry.load_plugins()
+    discovery.load_spec_plugins(plugin_refs, "--plugin")
+    if family not in registry.FAMILIES:
+        raise UsageError(f"unknown family '{family}'; families: "
+                         f"{', '.join(registry.FAMILIES)} (a plugin's family is known once the "
+                         f"plugin is installed or given with --plugin)")
+
+
+def default_league(family: str) -> dict:
+    """The league spec of a plugin's family: its league targets, every sampler registered
+    for it, the league's default budgets (``mixlab specs show league/spinglass`` lists the
+    keys; override them on the command line)."""
+    return {"name": f"league-{family}", "experiment": "league", "seed": 29, "family": family,
+            "description": f"every {family} sampler on the {family} family's league targets, "
+                           f"equal time and equal work"}
+
+
 @click.command("league")
-@click.argument("family", type=click.Choice(sorted(registry.FAMILIES)))
+@click.argument("family", metavar="FAMILY")
 @click.argument("overrides", nargs=-1, metavar="[KEY.SUB=VALUE]...")
 @click.option("--samplers", default=None, metavar="A,B",
               help="run only these samplers (labels) [default: every registered sampler]")
@@ -75,7 +97,8 @@ def run_league_spec(spec: dict, out: str | None, workers: int, scheduler: str | 
 @quiet_option
 def league(family, overrides, samplers, targets, plugin_files, scale, seed, spec_file, out,
            workers, scheduler, calibrate, repeats, quiet):
-    """Run the sampler league of FAMILY (rbm, spinglass, logistic, mrf).
+    """Run the sampler league of FAMILY (rbm, spinglass, logistic, mrf, or a family an
+    installed plugin or a --plugin file registers with league targets).
 
     Every sampler registered for the family (mixlab's, installed plugins', --plugin files') runs
     on each standard target over several seeds, at equal wall time and at equal work (the
@@ -91,8 +114,12 @@ def league(family, overrides, samplers, targets, plugin_files, scale, seed, spec
     if targets is not None:
         over.append(f"targets=[{','.join(_names(targets))}]")
     extra = [os.path.abspath(p) if p.endswith(".py") else p for p in plugin_files]
-    path = resolve_spec(spec_file or f"league/{family}")
-    raw = load_yaml(path)
+    known_family(family, extra)
+    if spec_file is None and family not in registry.BUILTIN_FAMILIES:
+        path, raw = f"league-{family}", default_league(family)
+    else:
+        path = resolve_spec(spec_file or f"league/{family}")
+        raw = load_yaml(path)
     if extra:
         plugs = raw.get("plugins") or []
         raw["plugins"] = (plugs if isinstance(plugs, list) else [plugs]) + extra

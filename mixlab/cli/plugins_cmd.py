@@ -36,15 +36,22 @@ def inventory() -> dict:
     for name, kind in sorted(registry.all_figures().items()):
         figures.append({"name": name, "experiment": kind.experiment,
                         **_source(getattr(kind.draw, "__module__", "?")), "help": kind.help})
-    from ..plugins.families import FAMILY_INFO
+    from ..plugins.families import all_families, family_module
 
     families = {f.name: {"cost": f.cost, "cost_help": f.cost_help, "step": f.step,
                          "draws": {d.key: {"shape": d.shape, "dtypes": list(d.kinds),
-                                           "finite": d.finite} for d in f.draws}}
-                for f in FAMILY_INFO.values()}
+                                           "finite": d.finite} for d in f.draws},
+                         **({"source": _source(family_module(f.name))}
+                            if family_module(f.name) else {}),
+                         "league_targets": f.league is not None or f.name in _LEAGUES}
+                for f in all_families().values()}
     return {"plugins": plugin_mod.provenance(),
             "broken": [b.record() for b in plugin_mod.broken()], "families": families,
             "samplers": samplers, "experiments": experiments, "figures": figures}
+
+
+#: mixlab's own families with league targets (mixlab.league.targets)
+_LEAGUES = ("rbm", "spinglass", "logistic", "mrf")
 
 
 def _first_line(text: str) -> str:
@@ -71,12 +78,12 @@ def plugins(refs, as_json, show_all, family):
     plugin_mod.load_refs(list(refs))
     registry.load_plugins()
     if family is not None:
-        from ..plugins.families import FAMILY_INFO
+        from ..plugins.families import all_families
         from ..plugins.family_pages import family_page
 
-        if family not in FAMILY_INFO:
+        if family not in all_families():
             raise click.UsageError(f"--markdown: unknown family '{family}'; families: "
-                                   f"{', '.join(FAMILY_INFO)}")
+                                   f"{', '.join(all_families())}")
         click.echo(family_page(family), nl=False)
         return
     inv = inventory()
@@ -102,6 +109,14 @@ def plugins(refs, as_json, show_all, family):
         for b in inv["broken"]:
             click.echo(f"  {b['ref']}  [{b['source']}]  BROKEN")
             click.echo(f"    {b['message']}")
+    plugin_families = {n: f for n, f in inv["families"].items() if "source" in f}
+    if plugin_families:
+        click.echo("\nfamilies from plugins (name  source: cost statistic)")
+        for n, f in plugin_families.items():
+            src = f"plugin {f['source']['plugin']}" if f["source"]["plugin"] else \
+                f["source"]["module"]
+            targets = ", league targets" if f["league_targets"] else ""
+            click.echo(f"  {n:22s} {src}: {f['cost']}{targets}")
     click.echo("\nsamplers (family/name  source: parameters)")
     for s in inv["samplers"]:
         src = f"plugin {s['plugin']}" if s["plugin"] else s["module"]

@@ -41,7 +41,7 @@ from . import bias, cost, targets, verdict
 CLOCKS = ("time", "work")
 
 SCHEMA = {
-    "family": Param(type=str, choices=tuple(registry.FAMILIES), help="the sampler family"),
+    "family": Param(type=str, choices=registry.family_names, help="the sampler family"),
     "target": Param(type=dict, help="{name: ..., definition: {...}} (mixlab.league.targets)"),
     "label": Param(type=str, help="the sampler's label in the league"),
     "sampler": Param(type=dict, help="{method: a registered sampler of the family, its keys}"),

@@ -41,7 +41,7 @@ _CELL_KEYS = ("seeds", "chains", "seconds", "work", "work_max_seconds", "fractio
               "reach_error", "block", "work_points", "time_points", "init", "calibration")
 
 SCHEMA = {
-    "family": Param(type=str, choices=tuple(registry.FAMILIES), help="the sampler family"),
+    "family": Param(type=str, choices=registry.family_names, help="the sampler family"),
     "samplers": Param({}, dict, help="label -> {method (default: the label), its keys}: "
                                      "overrides a registered sampler's keys or adds a variant"),
     "only_samplers": Param(None, list, item=str, nullable=True,

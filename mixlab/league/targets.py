@@ -46,6 +46,8 @@ definition); yardstick: the posterior mean and standard deviation errors in post
 units, ``mean_j (|m̂_j − m_j| + |ŝ_j − s_j|) / (2 s_j)``. The chains start from draws of the
 Laplace approximation (the same starts for every sampler and seed). The HMC truth is not exact,
 so no bias flag is computed for these targets.
+
+A family a plugin registered brings its own targets and exact truth (mixlab.league.plugin_targets).
 """
 
 from __future__ import annotations
@@ -58,6 +60,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import SpecError
+from . import plugin_targets
 from .reach import marginal_reach
 from .target_spinglass import GLASS_BETA
 from .truth import cached_truth
@@ -147,6 +150,9 @@ def standard_targets(family: str) -> dict[str, dict]:
     """``{name: definition}`` of the family's standard targets, in table order."""
     makers = {"spinglass": _spinglass_targets, "mrf": _mrf_targets, "rbm": _rbm_targets,
               "logistic": _logistic_targets}
+    fam = plugin_targets.plugin_family(family)
+    if fam is not None:    # a plugin's family (mixlab.league.plugin_targets)
+        return plugin_targets.definitions(fam)
     if family not in makers:
         raise SpecError(f"the {family} league has no standard targets yet; families with "
                         f"targets: {', '.join(makers)}", "family")
@@ -155,6 +161,9 @@ def standard_targets(family: str) -> dict[str, dict]:
 
 def build(family: str, definition: dict, init: str = "random") -> Instance:
     """The :class:`Instance` of a target definition (its truth from the cache if there)."""
+    fam = plugin_targets.plugin_family(family)
+    if fam is not None:
+        return plugin_targets.build(fam, definition, Instance)
     if family == "spinglass":
         return _build_spinglass(definition, init)
     if family == "mrf":

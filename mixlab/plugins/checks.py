@@ -20,9 +20,11 @@ def check_registrations(added: list[tuple[str, str]], snap: dict) -> None:
     cannot work (a schema that is not one, a reserved key, a factory that is not callable)."""
     now = registrations.snapshot()
     for kind, name in added:
+        if kind == "family":
+            continue        # checked when registered (mixlab.plugins.families.register_family)
         if kind == "sampler":
             family, _, short = name.partition("/")
-            old, new = snap["sampler"][family].get(short), now["sampler"][family][short]
+            old, new = snap["sampler"].get(family, {}).get(short), now["sampler"][family][short]
         elif kind == "experiment":
             old, new = snap["experiment"].get(name), now["experiment"][name]
         else:

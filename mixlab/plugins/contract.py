@@ -50,10 +50,10 @@ def check_finite(sampler: Any, block: dict, stream: str, first_step: int, thin: 
     block's first draw.  No-op for mixlab's own samplers and those no registered factory
     built."""
     from . import discovery as plugins
-    from .families import FAMILY_INFO
+    from .families import find
 
     rec = built_record(sampler)
-    fam = FAMILY_INFO.get(rec.family) if rec is not None else None
+    fam = find(rec.family) if rec is not None else None
     if fam is None or plugins.owner(rec.module) is None:
         return          # mixlab's own samplers: a diverging one is a result, not a failure
     for d in fam.draws:
@@ -88,10 +88,10 @@ _KIND_NAMES = {"b": "bool", "f": "float", "i": "integer", "u": "unsigned integer
 def check_family(sampler: Any, draws: dict, stream: str) -> None:
     """The draws of the first step against the family's declared keys, trailing shapes and
     dtypes (mixlab.plugins.families); no-op for a sampler no registered factory built."""
-    from .families import FAMILY_INFO
+    from .families import find
 
     rec = built_record(sampler)
-    fam = FAMILY_INFO.get(rec.family) if rec is not None else None
+    fam = find(rec.family) if rec is not None else None
     if fam is None:
         return
     if not any(k in draws for k in fam.required):

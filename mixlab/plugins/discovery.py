@@ -94,7 +94,7 @@ BUILTIN_GROUPS: dict[str, tuple[str, ...]] = {
                     "mixlab.spinglass.experiments_sampling", "mixlab.spinglass.figures"),
     "austerity": ("mixlab.austerity.samplers", "mixlab.austerity.experiments",
                   "mixlab.austerity.figures"),
-    "league": ("mixlab.league.cell", "mixlab.league.league"),
+    "league": ("mixlab.league.cell", "mixlab.league.league", "mixlab.league.sample"),
 }
 FAMILY_GROUPS = {"rbm": "rates_fpcd", "spinglass": "perturb_map", "logistic": "austerity",
                  "mrf": "austerity"}
@@ -381,7 +381,10 @@ def _import(ref: str, key: str, path: Path | None, where: str, source: str, entr
     except PluginError:
         raise
     except registrations.RegistrationError as exc:
-        raise PluginError(_invalid(where, exc, source)) from exc
+        err = PluginError(_invalid(where, exc, source))
+        if isinstance(exc, registrations.FamilyRegistrationError):
+            err.exit_code = 2       # a malformed declaration, like a spec error
+        raise err from exc
     except ModuleNotFoundError as exc:
         missing = exc.name or str(exc)
         if path is None and (missing == key or key.startswith(missing + ".")):

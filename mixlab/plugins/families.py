@@ -1,6 +1,8 @@
 """What each target family promises a plugin author: its target, draws, step, cost and truths.
 
-One :class:`Family` per family of :data:`mixlab.plugins.registry.FAMILIES`.  The runner checks a
+One :class:`Family` per family of :data:`mixlab.plugins.registry.FAMILIES`: mixlab's four in
+:data:`FAMILY_INFO`, and those plugins register with :func:`register_family` (checked field by
+field; :func:`find` and :func:`all_families` read both).  The runner checks a
 sampler's first step against the family's declared draws (:func:`mixlab.plugins.contract.check_family`)
 and every block of draws for NaN/inf where the family forbids them; the league and ESS-per-work
 read the family's cost statistic ``cost`` from each step's stats; ``mixlab plugins --markdown``
@@ -13,9 +15,14 @@ falls back to the leading (chains) axis.
 
 from __future__ import annotations
 
+import inspect
+import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+
+from . import registrations
+from .registrations import FamilyRegistrationError
 
 
 @dataclass(frozen=True)
@@ -26,31 +33,61 @@ class DrawKey:
     a target (None: not known for this target); ``kinds``: the allowed numpy dtype kinds
     (``"b"`` bool, ``"f"`` float); ``finite``: NaN/inf are refused."""
 
-    key: str
-    shape: str
-    dims: Callable[[Any], tuple[int, ...]]
-    kinds: str
-    finite: bool
-    help: str
+    key: str = ""
+    shape: str = ""
+    dims: Callable[[Any], tuple[int, ...]] | None = None
+    kinds: str = ""
+    finite: bool = False
+    help: str = ""
+
+
+@dataclass(frozen=True)
+class LeagueTargets:
+    """A plugin family's league targets, each with an exact truth (``mixlab league FAMILY``).
+
+    - ``definitions() -> {name: definition}``: the standard targets, in table order; a
+      definition is a flat dict of numbers and strings that fixes the model, its seed included;
+    - ``build(definition) -> target``: what the family's sampler factories receive;
+    - ``truth(target) -> (n,)`` float: the exact probabilities ``P(f_i(x) = 1)`` of the 0/1
+      features below (computed once per definition and cached: mixlab.league.truth);
+    - ``features(target, x) -> (C, B, n)`` bool: the features of a block of draws ``x (C, B,
+      ...)`` of draw key ``key``; None: the draws themselves, flattened (0/1 marginals).
+
+    The yardstick is ``mean_i |p̂_i − p_i|`` over the features (mixlab.league.yardstick), its
+    stated error that of 1,000 exact draws (mixlab.league.reach), and the bias flag compares
+    it with the sampler's own Monte Carlo error (mixlab.league.bias)."""
+
+    definitions: Callable[[], dict] | None = None
+    build: Callable[[dict], Any] | None = None
+    truth: Callable[[Any], Any] | None = None
+    features: Callable[[Any, Any], Any] | None = None
+    key: str = "samples"
+    truth_source: str = "exact feature probabilities"
+    yardstick_name: str = "mean |error| of the feature probabilities"
 
 
 @dataclass(frozen=True)
 class Family:
     """A target family: see the module docstring.  ``required``: every step must emit at least
     one of these draw keys; ``cost``: the name of the per-chain stat ``(C,)`` counting the
-    step's work, ``cost_help`` what it counts."""
+    step's work, ``cost_help`` what it counts; ``constant``: its ``mixlab.api`` name (mixlab's
+    own families).  A plugin's family also gives ``summarize(target) -> fn`` (``fn({key: (C,
+    n, ...)}) -> {stat: (C, n)}``, the per-draw scalar summaries) and ``league``
+    (:class:`LeagueTargets`); the text fields are its page (``mixlab plugins --markdown``)."""
 
-    name: str
-    constant: str
-    target: str
-    draws: tuple[DrawKey, ...]
-    required: tuple[str, ...]
-    step: str
-    cost: str
-    cost_help: str
-    summaries: str
-    exact: str
-    benchmarks: str
+    name: str = ""
+    constant: str = ""
+    target: str = ""
+    draws: tuple[DrawKey, ...] = ()
+    required: tuple[str, ...] = ()
+    step: str = ""
+    cost: str = ""
+    cost_help: str = ""
+    summaries: str = ""
+    exact: str = ""
+    benchmarks: str = ""
+    summarize: Callable[[Any], Callable] | None = field(default=None, compare=False)
+    league: LeagueTargets | None = field(default=None, compare=False)
 
     def draw(self, key: str) -> DrawKey | None:
         return next((d for d in self.draws if d.key == key), None)
@@ -169,11 +206,144 @@ FAMILY_INFO: dict[str, Family] = {f.name: f for f in (
 )}
 
 
+def find(name: str) -> Family | None:
+    """The :class:`Family` named ``name``, mixlab's or a plugin's (None for an unknown one)."""
+    if name in FAMILY_INFO:
+        return FAMILY_INFO[name]
+    kind = registrations._FAMILIES.get(name)
+    return None if kind is None else kind.info
+
+
 def family(name: str) -> Family:
     """The :class:`Family` named ``name`` (a KeyError for an unknown one)."""
-    return FAMILY_INFO[name]
+    f = find(name)
+    if f is None:
+        raise KeyError(name)
+    return f
+
+
+def all_families() -> dict[str, Family]:
+    """Every family: mixlab's four, then those plugins registered, by name."""
+    return {**FAMILY_INFO, **{n: k.info for n, k in registrations._FAMILIES.items()}}
+
+
+def family_module(name: str) -> str | None:
+    """The module that registered plugin family ``name`` (None for mixlab's own)."""
+    kind = registrations._FAMILIES.get(name)
+    return None if kind is None else kind.module
 
 
 def cost_statistic(name: str) -> str:
     """The name of family ``name``'s per-step cost statistic (e.g. ``site_updates``)."""
-    return FAMILY_INFO[name].cost
+    return family(name).cost
+
+
+# ------------------------------------------------------------------------------------------------
+# a plugin's family
+
+_NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
+_RESERVED_DRAWS = ("time", "stats", "summary", "_checkpoint", "league_work")
+_TEXT = {"target": "what the factories' target is (its attributes and the model's density)",
+         "step": "what one step of a sampler means",
+         "cost_help": "what one unit of the cost statistic counts",
+         "summaries": "the per-draw summaries summarize computes, in words",
+         "exact": "the exact truths to test a sampler against"}
+
+
+def register_family(fam: Family) -> Family:
+    """Register a plugin's target family ``fam`` (see :class:`Family`): its samplers can then
+    be registered with ``@sampler(fam.name, ...)`` and join runs (experiment ``league.sample``),
+    ``mixlab diagnose``, ``mixlab plugins`` and ``mixlab league``.  Every field is checked
+    here: a missing or malformed one, or a name already taken, raises
+    :class:`FamilyRegistrationError` naming the family and the field."""
+    check_family(fam)
+    frame = inspect.currentframe()
+    caller = frame.f_back if frame is not None else None
+    module = str(caller.f_globals.get("__name__", "?")) if caller is not None else "?"
+    registrations.add_family(fam.name, fam.target.split(";")[0][:200], fam, module)
+    return fam
+
+
+def _bad(name: str, what: str) -> FamilyRegistrationError:
+    return FamilyRegistrationError(f"family {name!r}: {what} (see docs/plugins.md, 'A family "
+                                   f"of your own')")
+
+
+def check_family(fam: Any) -> None:
+    """Raise :class:`FamilyRegistrationError` naming the field of ``fam`` that cannot work."""
+    if not isinstance(fam, Family):
+        raise FamilyRegistrationError(f"register_family needs a mixlab.api.Family, got "
+                                      f"{type(fam).__name__} {fam!r:.80}")
+    name = fam.name
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise _bad(str(name), "field 'name' must be a lower-case name of letters, digits, '-' "
+                              f"and '_' starting with a letter, got {name!r}")
+    for key, what in _TEXT.items():
+        value = getattr(fam, key)
+        if not isinstance(value, str) or not value.strip():
+            raise _bad(name, f"field '{key}' is missing or empty: give {what} (text of the "
+                             f"family's page)")
+    if not isinstance(fam.cost, str) or not fam.cost.isidentifier():
+        raise _bad(name, f"field 'cost' must name the per-chain statistic (C,) that counts a "
+                         f"step's work, e.g. 'site_updates', got {fam.cost!r}")
+    draws = tuple(fam.draws) if isinstance(fam.draws, (tuple, list)) else None
+    if not draws:
+        raise _bad(name, "field 'draws' must be a non-empty tuple of DrawKey (the draw keys "
+                         "its samplers emit)")
+    seen = set()
+    for i, d in enumerate(draws):
+        _check_draw(name, i, d)
+        if d.key in seen:
+            raise _bad(name, f"field 'draws[{i}]': draw key {d.key!r} is declared twice")
+        seen.add(d.key)
+    required = fam.required
+    if isinstance(required, str) or not isinstance(required, (tuple, list)) or not required:
+        raise _bad(name, "field 'required' must be a non-empty tuple of draw keys (every step "
+                         "emits at least one of them)")
+    unknown = [k for k in required if k not in seen]
+    if unknown:
+        raise _bad(name, f"field 'required' names {', '.join(map(repr, unknown))}, not a key "
+                         f"of 'draws' ({', '.join(map(repr, seen))})")
+    if not callable(fam.summarize):
+        raise _bad(name, "field 'summarize' is missing or not callable: give summarize(target) "
+                         "-> fn({key: (C, n, ...)}) -> {stat: (C, n)} (the per-draw summaries "
+                         "of mixlab diagnose and the league's ESS)")
+    if fam.league is not None:
+        _check_league(name, fam.league, seen)
+
+
+def _check_draw(name: str, i: int, d: Any) -> None:
+    where = f"field 'draws[{i}]'"
+    if not isinstance(d, DrawKey):
+        raise _bad(name, f"{where} must be a mixlab.api.DrawKey, got {type(d).__name__}")
+    if not isinstance(d.key, str) or not d.key or "/" in d.key or d.key in _RESERVED_DRAWS:
+        raise _bad(name, f"{where}: key {d.key!r} must be a non-empty string without '/', not "
+                         f"one of {', '.join(_RESERVED_DRAWS)}")
+    if not callable(d.dims):
+        raise _bad(name, f"{where} ({d.key!r}): dims must be callable: dims(target) -> the "
+                         f"draw's trailing shape")
+    if not isinstance(d.kinds, str) or not d.kinds or set(d.kinds) - set("biuf"):
+        raise _bad(name, f"{where} ({d.key!r}): kinds must be numpy dtype kinds among 'b', "
+                         f"'i', 'u', 'f', got {d.kinds!r}")
+    if not isinstance(d.finite, bool):
+        raise _bad(name, f"{where} ({d.key!r}): finite must be True or False")
+    for attr in ("shape", "help"):
+        if not isinstance(getattr(d, attr), str) or not getattr(d, attr).strip():
+            raise _bad(name, f"{where} ({d.key!r}): {attr} must be non-empty text")
+
+
+def _check_league(name: str, league: Any, keys: set) -> None:
+    if not isinstance(league, LeagueTargets):
+        raise _bad(name, f"field 'league' must be a mixlab.api.LeagueTargets, got "
+                         f"{type(league).__name__}")
+    for attr in ("definitions", "build", "truth"):
+        if not callable(getattr(league, attr)):
+            raise _bad(name, f"field 'league.{attr}' is missing or not callable (see "
+                             f"LeagueTargets)")
+    if league.features is not None and not callable(league.features):
+        raise _bad(name, "field 'league.features' must be callable or None")
+    if league.key not in keys:
+        raise _bad(name, f"field 'league.key' is {league.key!r}, not a key of 'draws'")
+    for attr in ("truth_source", "yardstick_name"):
+        if not isinstance(getattr(league, attr), str) or not getattr(league, attr).strip():
+            raise _bad(name, f"field 'league.{attr}' must be non-empty text")

@@ -9,12 +9,15 @@ from pathlib import Path
 
 from ..spec.schema import describe
 from . import registry
-from .families import FAMILY_INFO, Family
+from .families import FAMILY_INFO, Family, family, family_module
 
 _KINDS = {"b": "bool", "f": "float", "i": "int", "u": "uint"}
 
 HEADER = ("<!-- generated from mixlab/plugins/families.py and the sampler registry by `python -m "
           "mixlab.plugins.family_pages` (or `mixlab plugins --markdown {name}`): edit those, not this -->")
+PLUGIN_HEADER = ("<!-- generated from the plugin's register_family(...) and the sampler registry "
+                 "by `mixlab plugins --markdown {name}` (with the plugin installed): edit the "
+                 "plugin, not this -->")
 START, END = "<!-- families:start -->\n", "<!-- families:end -->"
 
 
@@ -23,19 +26,44 @@ def _cell(text: str) -> str:
 
 
 def _builtin_samplers(name: str) -> list:
-    """mixlab's own samplers of family ``name`` (not plugins'), sorted by name."""
+    """The samplers of family ``name`` that come with it, sorted by name: mixlab's own for
+    mixlab's families, the family's own package's (or file's) for a plugin's."""
     kinds = registry.samplers_for(name)
-    return [kinds[n] for n in sorted(kinds) if kinds[n].module.startswith("mixlab.")]
+    module = family_module(name)
+    home = "mixlab." if module is None else module.split(".")[0]
+    return [kinds[n] for n in sorted(kinds)
+            if kinds[n].module == home or kinds[n].module.startswith(home.rstrip(".") + ".")]
+
+
+def _intro(f: Family) -> str:
+    """The page's first paragraph: how a sampler of the family is registered."""
+    if f.name in FAMILY_INFO:
+        return (f"`mixlab.api.{f.constant}` = `\"{f.name}\"`. A sampler of this family is "
+                f"registered with `@sampler({f.constant}, NAME, params={{...}})` on "
+                f"`factory(target, params, chains)`; the contract common to every family is in "
+                f"[../plugins.md](../plugins.md).")
+    return (f"A family from a plugin: registered by `{family_module(f.name)}` with "
+            f"`register_family(Family(name=\"{f.name}\", ...))` (docs/plugins.md, \"A family of "
+            f"your own\"). A sampler of this family is registered with `@sampler(\"{f.name}\", "
+            f"NAME, params={{...}})` on `factory(target, params, chains)`; the contract common to "
+            f"every family is in [../plugins.md](../plugins.md).")
+
+
+def _benchmarks(f: Family) -> str:
+    if f.benchmarks or f.name in FAMILY_INFO:
+        return f.benchmarks
+    runs = "`league.sample` (any of its samplers on one of its league targets)"
+    if f.league is not None:
+        runs += f", `mixlab league {f.name}`"
+    return runs
 
 
 def family_page(name: str) -> str:
     """The markdown page of family ``name``."""
-    f: Family = FAMILY_INFO[name]
-    lines = [HEADER.format(name=name), "", f"# The `{f.name}` family", "",
-             f"`mixlab.api.{f.constant}` = `\"{f.name}\"`. A sampler of this family is "
-             f"registered with `@sampler({f.constant}, NAME, params={{...}})` on "
-             f"`factory(target, params, chains)`; the contract common to every family is in "
-             f"[../plugins.md](../plugins.md).", "",
+    f: Family = family(name)
+    header = HEADER if name in FAMILY_INFO else PLUGIN_HEADER
+    lines = [header.format(name=name), "", f"# The `{f.name}` family", "",
+             _intro(f), "",
              "## The target", "", f"The factory's `target`: {f.target}.", "",
              "## Draws", "",
              "Each step returns `draws`, a dict of arrays with the chains (C) as leading axis. "
@@ -60,13 +88,28 @@ def family_page(name: str) -> str:
               f"{f.summaries}: per draw, for every stream of this family, plugin samplers "
               f"included; ESS, R-hat and MCSE are computed on them.", "",
               "## Exact truths to test against", "", f"{f.exact}.", "",
-              "## Benchmarks that run this family", "", f"{f.benchmarks}.", "",
-              "## Built-in samplers", "",
+              "## Benchmarks that run this family", "", f"{_benchmarks(f)}.", "",
+              *_league_section(f),
+              "## Built-in samplers" if f.name in FAMILY_INFO else "## The plugin's samplers",
+              "",
               "| method | parameters (default) | what it is |", "|---|---|---|"]
     for kind in _builtin_samplers(name):
         params = ", ".join(f"`{k}` ({d})" for k, d, _ in describe(kind.params)) or "-"
         lines.append(f"| `{kind.name}` | {_cell(params)} | {_cell(kind.help)} |")
     return "\n".join(lines) + "\n"
+
+
+def _league_section(f: Family) -> list[str]:
+    """A plugin family's league targets (its definitions) and yardstick; nothing for mixlab's
+    own (docs/league.md lists theirs)."""
+    if f.name in FAMILY_INFO or f.league is None:
+        return []
+    out = ["## League targets", "",
+           f"Truth: {f.league.truth_source}. Yardstick: {f.league.yardstick_name}.", "",
+           "| target | definition |", "|---|---|"]
+    for tname, d in f.league.definitions().items():
+        out.append(f"| `{tname}` | {_cell(', '.join(f'{k}={v}' for k, v in d.items()))} |")
+    return out + [""]
 
 
 def families_table() -> str:

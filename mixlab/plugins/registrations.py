@@ -8,6 +8,8 @@
 - **Samplers**: ``@sampler("rbm", "gibbs", params={...})`` on a factory
   ``factory(target, params: dict, chains: int) -> sampler``; one table per target family
   (:data:`FAMILIES`). A spec's sampler entry ``{method: gibbs, ...}`` names one.
+- **Families**: mixlab's four, and those plugins add
+  (:func:`mixlab.plugins.families.register_family` checks one and calls :func:`add_family`).
 
 This module only records: it imports nothing of mixlab's but the errors. Finding and importing
 the modules that register (mixlab's own and installed plugins) is :mod:`mixlab.plugins.discovery`; reading
@@ -71,9 +73,32 @@ FAMILIES = {
     "mrf": "a dense triplet MRF over binary variables (mixlab.austerity.mrf)",
 }
 
+#: mixlab's own families (a plugin's family may not take one of these names)
+BUILTIN_FAMILIES = tuple(FAMILIES)
+
 _EXPERIMENTS: dict[str, ExperimentKind] = {}
 _SAMPLERS: dict[str, dict[str, SamplerKind]] = {f: {} for f in FAMILIES}
 _FIGURES: dict[str, FigureKind] = {}
+#: the families plugins registered: name -> FamilyKind (mixlab.plugins.families.register_family)
+_FAMILIES: dict[str, FamilyKind] = {}
+
+
+class FamilyNames:
+    """The names of the registered families, read when they are asked for, so that a spec's
+    ``family`` key (``Param(choices=family_names)``) admits a family a plugin registered after
+    the schema was written."""
+
+    def __iter__(self):
+        return iter(FAMILIES)
+
+    def __contains__(self, name: object) -> bool:
+        return name in FAMILIES
+
+    def __repr__(self) -> str:
+        return repr(tuple(FAMILIES))
+
+
+family_names = FamilyNames()
 
 
 def experiment(name: str, schema: dict, help: str = "", check: Callable | None = None,
@@ -115,13 +140,43 @@ class RegistrationError(ValueError):
     """A registration that cannot work (unknown family, bad schema, a name already taken)."""
 
 
+class FamilyRegistrationError(RegistrationError):
+    """A family registration that cannot work (a field missing or malformed, a name already
+    taken): a plugin's declaration is wrong, so commands that load it exit with code 2."""
+
+
+@dataclass(frozen=True)
+class FamilyKind:
+    """A family a plugin registered: ``info`` its :class:`mixlab.plugins.families.Family`,
+    ``module`` where it was registered from."""
+
+    name: str
+    info: object
+    module: str
+
+
+def add_family(name: str, description: str, info: object, module: str) -> None:
+    """Record a plugin's family ``name`` (``info``: its Family, already checked): a table of
+    samplers of its own; a FamilyRegistrationError when the name is taken."""
+    if name in FAMILIES:
+        owner = (f"plugin module {_FAMILIES[name].module}" if name in _FAMILIES
+                 else "mixlab (a built-in family)")
+        raise FamilyRegistrationError(f"family {name!r} is already registered by {owner}; "
+                                      f"choose another name (built-in families: "
+                                      f"{', '.join(BUILTIN_FAMILIES)})")
+    FAMILIES[name] = description
+    _SAMPLERS[name] = {}
+    _FAMILIES[name] = FamilyKind(name, info, module)
+
+
 def sampler(family: str, name: str, params: dict | None = None, help: str = "") -> Callable:
     """Register ``factory(target, params, chains) -> sampler`` as sampler ``name`` of ``family``.
 
     ``params`` is the schema of the sampler's own spec keys (besides ``method``)."""
     if family not in FAMILIES:
         raise RegistrationError(f"unknown sampler family {family!r} (sampler {name!r}); "
-                                f"families: {', '.join(FAMILIES)}")
+                                f"families: {', '.join(FAMILIES)} (a plugin's own family is "
+                                f"registered with register_family before its samplers)")
 
     def deco(factory: Callable) -> Callable:
         _SAMPLERS[family][name] = SamplerKind(family, name, factory, dict(params or {}),
@@ -137,7 +192,8 @@ def sampler(family: str, name: str, params: dict | None = None, help: str = "") 
 def snapshot() -> dict:
     """The registries' current contents (to compare with after a plugin's import)."""
     return {"experiment": dict(_EXPERIMENTS), "figure": dict(_FIGURES),
-            "sampler": {f: dict(d) for f, d in _SAMPLERS.items()}}
+            "sampler": {f: dict(d) for f, d in _SAMPLERS.items()},
+            "family": dict(_FAMILIES), "families": dict(FAMILIES)}
 
 
 def restore(snap: dict) -> None:
@@ -146,18 +202,26 @@ def restore(snap: dict) -> None:
     _EXPERIMENTS.update(snap["experiment"])
     _FIGURES.clear()
     _FIGURES.update(snap["figure"])
-    for f, d in _SAMPLERS.items():
-        d.clear()
-        d.update(snap["sampler"][f])
+    _FAMILIES.clear()
+    _FAMILIES.update(snap["family"])
+    FAMILIES.clear()
+    FAMILIES.update(snap["families"])
+    for f in [f for f in _SAMPLERS if f not in snap["sampler"]]:   # registered since
+        del _SAMPLERS[f]
+    for f, d in snap["sampler"].items():
+        table = _SAMPLERS.setdefault(f, {})
+        table.clear()
+        table.update(d)
 
 
 def changes(snap: dict) -> list[tuple[str, str]]:
     """``(kind, name)`` of every entry added or replaced since ``snap``; samplers are named
     ``family/name``."""
-    out = [("experiment", n) for n, k in _EXPERIMENTS.items()
+    out = [("family", n) for n, k in _FAMILIES.items() if snap["family"].get(n) is not k]
+    out += [("experiment", n) for n, k in _EXPERIMENTS.items()
            if snap["experiment"].get(n) is not k]
     out += [("figure", n) for n, k in _FIGURES.items() if snap["figure"].get(n) is not k]
     for f, d in _SAMPLERS.items():
         out += [("sampler", f"{f}/{n}") for n, k in d.items()
-                if snap["sampler"][f].get(n) is not k]
+                if snap["sampler"].get(f, {}).get(n) is not k]
     return out

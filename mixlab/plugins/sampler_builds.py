@@ -79,10 +79,11 @@ def built_record(sampler: Any) -> Built | None:
 
 
 def _target_dims(family: str, target: Any) -> dict:
-    from .families import FAMILY_INFO
+    from .families import find
 
     out = {}
-    for d in FAMILY_INFO[family].draws if family in FAMILY_INFO else ():
+    fam = find(family)
+    for d in fam.draws if fam is not None else ():
         try:
             out[d.key] = tuple(int(n) for n in d.dims(target))
         except Exception:      # a target without the attribute: leading-axis checks only

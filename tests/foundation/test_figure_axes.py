@@ -114,6 +114,9 @@ SMALL_RUNS = {
         "samplers": {"rf": {"method": "rates-fpcd", "eps_f": 0.01}},
         "budget": {"draws": 20}, "ll": {"points": 3}})),
     "rates_fpcd.sample": ("usps", _sample_run),
+    "league.sample": (None, _from_dict({
+        "experiment": "league.sample", "name": "sample", "family": "mrf", "target": "d12-s0.1",
+        "samplers": {"exact": {"method": "exact"}}, "chains": 2, "budget": {"draws": 20}})),
 }
 ANY_RUN = "toy.gaussian"
 # one pytest-xdist worker draws them all, so each small run is made once

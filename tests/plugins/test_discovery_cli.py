@@ -95,12 +95,13 @@ def test_mixlab_plugins_lists_the_installed_example(example_site):
     ours = {(s["family"], s["name"]): s for s in inv["samplers"]
             if s["plugin"] == "mixlab_example_samplers"}
     assert set(ours) == {("rbm", "pt-gibbs"), ("spinglass", "houdayer"), ("logistic", "mala"),
-                         ("mrf", "blocked-gibbs")}
+                         ("mrf", "blocked-gibbs"), ("potts", "gibbs"),
+                         ("potts", "swendsen-wang"), ("potts", "biased-gibbs")}
     assert {p["key"] for p in ours[("rbm", "pt-gibbs")]["params"]} == {"replicas", "beta_min",
                                                                         "k"}
     (plug,) = [p for p in inv["plugins"] if p["module"] == "mixlab_example_samplers"]
     assert plug["source"] == "entry point" and plug["distribution"] == "mixlab-example-samplers"
-    assert plug["version"] == "0.1.0" and len(plug["registered"]) == 4
+    assert plug["version"] == "0.1.0" and len(plug["registered"]) == 8   # potts: 1 + 3
     text = run_mixlab("plugins", env=mixlab_env(example_site)).stdout
     assert "mrf/blocked-gibbs" in text and "plugin mixlab_example_samplers" in text
     assert "block            = 2" in text

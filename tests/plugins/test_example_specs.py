@@ -26,6 +26,7 @@ CASES = {
              "truth.cache_dir=null", "subsets.M=20"],
             "final_l1/{}", ["exact", "eps=0.1", "blocked-2", "blocked-3"]),
     "spinglass": (["seconds=0.2"], "final_error/{}", ["gibbs", "swendsen-wang", "houdayer"]),
+    "potts": (["budget.seconds=0.2"], "error/{}", ["gibbs", "swendsen-wang", "biased-gibbs"]),
     "mysampler": (["budget.seconds=0.2", "truth.burn_in=50", "truth.sweeps=100",
                    "truth.cache_dir=null"], "final_l1/{}", ["exact", "eps=0.1", "random-scan"]),
 }
