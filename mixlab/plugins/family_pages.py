@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ..spec.schema import describe
 from . import registry
+from .discovery import PLUGIN_MODULES
 from .families import FAMILY_INFO, Family, family, family_module
 
 _KINDS = {"b": "bool", "f": "float", "i": "int", "u": "uint"}
@@ -31,6 +32,8 @@ def _builtin_samplers(name: str) -> list:
     kinds = registry.samplers_for(name)
     module = family_module(name)
     home = "mixlab." if module is None else module.split(".")[0]
+    if module is None:      # mixlab's own: its plugin groups' (not the league's calibration set)
+        return [kinds[n] for n in sorted(kinds) if kinds[n].module in PLUGIN_MODULES]
     return [kinds[n] for n in sorted(kinds)
             if kinds[n].module == home or kinds[n].module.startswith(home.rstrip(".") + ".")]
 

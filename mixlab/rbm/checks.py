@@ -36,17 +36,15 @@ def _data(p: dict) -> None:
 
 
 def _model_file(p: dict) -> None:
-    from .model_file import is_training_run
+    from .model_file import is_training_run, load_trained
 
     path = Path(p["model_file"]).expanduser() if p["model_file"] else None
     if path is not None and not (path.is_file() or is_training_run(path)):
         raise SpecError(f"model file not found: {p['model_file']} (an RBM saved by 'mixlab "
                         f"train', or its run directory; relative paths are from the working "
                         f"directory)", "model_file")
-    if p["model_file"]:
-        from .model import RBM
-
-        RBM.load(Path(p["model_file"]).expanduser())   # its arrays and magnitudes, as at start
+    if path is not None:
+        load_trained(path)          # its arrays and magnitudes, as the run's start reads them
 
 
 def _train(p: dict) -> None:
