@@ -239,9 +239,11 @@ class DaskLauncher(Launcher):
                               f"tcp://host:8786) and that it is running") from exc
         self._tag = uuid.uuid4().hex[:8]
         self._futures: dict = {}         # future -> (task, submit time)
+        self._submitted = 0
 
     def submit(self, task: Task) -> None:
-        key = f"mixlab-{task.key.replace(' ', '-')}-{self._tag}"
+        key = f"mixlab-{task.key.replace(' ', '-')}-{self._tag}-{self._submitted}"
+        self._submitted += 1
         fut = self.client.submit(_on_dask, task.fn, *task.args, pure=False, key=key)
         self._futures[fut] = (task, time.perf_counter())
 

@@ -205,6 +205,8 @@ class checked:  # noqa: N801 - used like a function: ``checked(sampler, name)``
         return self._sampler
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name in ("_sampler", "_stream", "_init_shapes"):
+            raise AttributeError(name)   # unpickling (a Dask task) asks before it sets them
         return getattr(self._sampler, name)
 
     def init(self, rng: np.random.Generator) -> dict:

@@ -55,7 +55,7 @@ class Context:
     """Handed to ``run(ctx)``; see docs/PLUGIN_API.md for the contract."""
 
     def __init__(self, spec: dict, run_dir: Path, store: RunStore, quiet: bool = False,
-                 log_file=None, jobs: int = 1):
+                 log_file=None, jobs: int = 1, scheduler: str | None = None):
         self.params = spec
         self.spec = spec
         self.scale = spec["scale"]
@@ -65,9 +65,21 @@ class Context:
         self._log_file = log_file
         self._root = np.random.SeedSequence(spec["seed"], spawn_key=tuple(spec["seed_key"]))
         self.jobs = jobs
-        self._pool = None   # a StreamPool inside ``parallel()`` when jobs > 1
+        self.scheduler = scheduler   # a Dask scheduler's address (mixlab run --scheduler)
+        self._pool = None   # a StreamPool inside ``parallel()`` when jobs > 1 or on Dask
         kind = registry.find_experiment(spec.get("experiment"))
         self._experiment_module = getattr(getattr(kind, "run", None), "__module__", None)
+
+    def __getstate__(self) -> dict:
+        """What a stage or a stream sent to a Dask worker takes of the context: the spec and
+        the seeds (``rng``, ``seed_sequence``, ``params``), never the run's store or log."""
+        state = {k: v for k, v in self.__dict__.items()
+                 if k not in ("store", "_log_file", "_pool")}
+        return {**state, "store": _WritersOnly(), "_log_file": None, "_pool": None,
+                "quiet": True}
+
+    def _distributed(self) -> bool:
+        return self.jobs > 1 or bool(self.scheduler)
 
     # -- randomness ---------------------------------------------------------------------------------
     def seed_sequence(self, *names: Any) -> np.random.SeedSequence:
@@ -97,12 +109,14 @@ class Context:
         time (mixlab.run.stages), and written in the given order, so the run file holds
         the same values as with one job. Returns each stage's dict, in order."""
         todo = [(n, fn) for n, fn in stages if not self.store.stage_done(n)]
-        if self.jobs > 1 and len(todo) > 1:
+        if self._distributed() and len(todo) > 1:
+            from ..launch.launchers import choose
             from .stages import compute
 
             after = self._streams_so_far()
             compute(todo, self.jobs, lambda n, values, built: self._write_stage(n, values,
-                                                                                built, after))
+                                                                                built, after),
+                    launcher=choose(self.jobs, self.scheduler, "fork"))
         return [self.once(n, fn) for n, fn in stages]
 
     def _streams_so_far(self) -> list[str]:
@@ -156,20 +170,22 @@ class Context:
         every stream is done when the block exits. Streams that read another stream's result
         (its final state, its evaluators) belong outside the block, or after reading the
         handle of the stream they need. With one job this does nothing."""
-        if self._pool is not None or self.jobs <= 1:
+        if self._pool is not None or not self._distributed():
             yield
             return
+        from ..launch.launchers import choose
         from .workers import StreamPool
 
-        self._pool = StreamPool(self.store, self.jobs, self._stream_bar)
-        try:
-            yield
-            self._pool.wait_all()
-        except BaseException:
-            self._pool.stop()
-            raise
-        finally:
-            self._pool = None
+        with choose(self.jobs, self.scheduler, "fork") as launcher:
+            self._pool = StreamPool(self.store, self.jobs, self._stream_bar, launcher)
+            try:
+                yield
+                self._pool.wait_all()
+            except BaseException:
+                self._pool.stop()
+                raise
+            finally:
+                self._pool = None
 
     def _stream_bar(self, total: int | None, desc: str, position: int):
         from tqdm import tqdm
@@ -213,6 +229,15 @@ class Context:
             yield bar
         finally:
             bar.close()
+
+
+class _WritersOnly:
+    """``ctx.store`` on a Dask worker: the run file is written by the run's own process alone."""
+
+    def __getattr__(self, attr: str):
+        raise MixlabError(f"ctx.store.{attr} on a Dask worker: a stage or stream sent to the "
+                          f"cluster returns its values, and the run's own process writes them; "
+                          f"use ctx.store outside the stage's function")
 
 
 def checkpoint_seconds() -> float:
@@ -299,7 +324,8 @@ def _discard_run(run_dir: Path) -> None:
 
 def execute(spec: dict, run_dir: str | Path, *, force: bool = False, quiet: bool = False,
             render: bool = True, replace: bool = False,
-            jobs: int | None = None, update: bool = False) -> tuple[Path, str]:
+            jobs: int | None = None, update: bool = False,
+            scheduler: str | None = None) -> tuple[Path, str]:
     """Run (or resume) a resolved spec in ``run_dir``; returns (run_dir, what happened) where
     what happened is 'complete' (nothing to do), 'resumed', 'updated' or 'ran'.
 
@@ -311,7 +337,9 @@ def execute(spec: dict, run_dir: str | Path, *, force: bool = False, quiet: bool
     ``replace``: if ``run_dir`` holds a run of a different spec, move it to
     ``<run_dir>.previous`` (replacing an older one there) and start afresh.
     ``jobs``: worker processes for the run's independent streams (``-j``; None: the spec's
-    ``jobs``, else ``MIXLAB_JOBS``, else 1), at most one per available core."""
+    ``jobs``, else ``MIXLAB_JOBS``, else 1), at most one per available core.
+    ``scheduler``: a Dask scheduler's address: the independent streams and stages run on its
+    workers (mixlab.run.remote), which need not share this machine's files."""
     from .workers import available_cores, resolve_jobs
 
     run_dir = Path(run_dir)
@@ -379,10 +407,13 @@ def execute(spec: dict, run_dir: str | Path, *, force: bool = False, quiet: bool
                 store.set_root_attrs(attrs)
             store.set_status("running")
             with _LogFile(run_dir) as log, _sigterm_as_interrupt():
-                ctx = Context(spec, run_dir, store, quiet=quiet, log_file=log, jobs=jobs)
+                ctx = Context(spec, run_dir, store, quiet=quiet, log_file=log, jobs=jobs,
+                              scheduler=scheduler)
                 ctx.log(f"{_VERBS[happened]} {spec['name']} "
                         f"({spec['experiment']}, scale {spec['scale']}) in {run_dir}")
-                if asked > 1:
+                if scheduler:
+                    ctx.log(f"independent streams and stages on the Dask cluster at {scheduler}")
+                elif asked > 1:
                     ctx.log(f"independent streams in {jobs} worker processes"
                             + (f" (-j {asked}, {jobs} cores available)" if jobs < asked else ""))
                 if happened == "updated":

@@ -34,6 +34,7 @@ from ..launch.worker import report
 from ..runfile import confined
 from ..runfile.check import read_bound
 from ..runfile.segments import SEGMENT_DIR, StreamSegments, stream_id
+from .remote import land_chunk, stream_chunk
 from .streams import StreamResult, _signals_held, run_stream
 
 HANDOFF_PREFIX = "handoff-"     # the hand-off files of a stream's checkpoints, in its segment dir
@@ -106,6 +107,9 @@ class StreamPool:
     def __init__(self, store, jobs: int, make_bar, launcher: Launcher | None = None):
         self.store, self.jobs, self.make_bar = store, jobs, make_bar
         self.launcher = launcher if launcher is not None else ProcessLauncher(jobs, "fork")
+        self.remote = not self.launcher.shares_files   # streams in chunks (mixlab.run.remote)
+        if self.launcher.slots is None:
+            self.jobs = 1 << 30                            # the cluster queues them
         self.waiting: list[_Job] = []
         self.running: dict[str, _Job] = {}
 
@@ -152,16 +156,24 @@ class StreamPool:
         while self.waiting and len(self.running) < self.jobs:
             job = self.waiting.pop(0)
             used = {j.slot for j in self.running.values()}
-            job.slot = min(set(range(self.jobs)) - used)
+            job.slot = next(i for i in range(len(used) + 1) if i not in used)
             total = job.kwargs.get("draws")
             job.bar = self.make_bar(total, job.desc, job.slot)
-            name = job.handle.name
-            seed = _stream_seed(self.store.stream_group(name))
-            self.launcher.submit(Task(
-                f"stream {name}", _stream_task,
-                (self.store.run_dir, name, job.sampler, job.rng, job.evaluators, job.kwargs, seed,
-                 not job.bar.disable)))
-            self.running[f"stream {name}"] = job
+            self._submit(job)
+            self.running[f"stream {job.handle.name}"] = job
+
+    def _submit(self, job: _Job) -> None:
+        """Start the job's stream (on a remote launcher: up to its next checkpoint)."""
+        name = job.handle.name
+        seed = _stream_seed(self.store.stream_group(name))
+        if self.remote:
+            task = Task(f"stream {name}", stream_chunk,
+                        (name, job.sampler, job.rng, job.evaluators, job.kwargs, seed))
+        else:
+            task = Task(f"stream {name}", _stream_task,
+                        (self.store.run_dir, name, job.sampler, job.rng, job.evaluators,
+                         job.kwargs, seed, not job.bar.disable))
+        self.launcher.submit(task)
 
     def _serve(self, timeout: float | None = None, stopping: bool = False) -> None:
         """Handle the workers' messages (checkpoints, progress, ends) until one arrives."""
@@ -203,6 +215,15 @@ class StreamPool:
         confined.remove(self.store.run_dir, rel)
 
     def _finish(self, job: _Job, end: Ended, stopping: bool) -> None:
+        if end.kind == "done" and self.remote:     # a checkpoint interval of the stream
+            ck = land_chunk(self.store, job.handle.name, end.value)
+            job.bar.n = int(ck["count"])
+            job.bar.refresh()
+            if not ck["complete"]:
+                if not stopping:
+                    self._submit(job)           # from the checkpoint it just wrote
+                    return
+                end = Ended(end.key, "interrupted")
         self._close(job)
         del self.running[end.key]
         if end.kind == "done":
