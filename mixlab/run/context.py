@@ -38,7 +38,7 @@ from ..runfile.segments import SEGMENT_DIR
 from ..runfile.store import RUN_FILE, RunReader, RunStore
 from ..spec.resolver import check_startup, dump, spec_hash
 from .streams import StreamResult, run_stream
-from .update import stage_inputs, stream_inputs, write_record
+from .update import stage_inputs, stream_inputs
 
 PACKAGES = ("numpy", "scipy", "h5py", "matplotlib", "click", "pyyaml", "tqdm", "PyMaxflow",
             "numba", "arviz")
@@ -120,16 +120,15 @@ class Context:
         return [self.once(n, fn) for n, fn in stages]
 
     def _streams_so_far(self) -> list[str]:
-        streams = self.store.f.get("streams")
-        return list(streams) if streams is not None else []
+        return self.store.stream_names()
 
     def _write_stage(self, name: str, values: Any, built: list, after: list[str]) -> None:
         if not isinstance(values, dict):
             raise TypeError(f"stage {name}: fn must return a dict, got {type(values).__name__}")
         self.store.write_stage(name, values)
         # what the stage depends on, for 'mixlab run --update' (mixlab.run.update)
-        write_record(self.store.f[f"stages/{name}"],
-                     stage_inputs(self.spec, self._experiment_module, built, after))
+        self.store.set_inputs("stages", name,
+                              stage_inputs(self.spec, self._experiment_module, built, after))
         self.store.publish()  # an expensive stage survives a kill
 
     def stream(self, name: str, sampler: Any, *, draws: int | None = None,
@@ -196,12 +195,10 @@ class Context:
 
     def _record_inputs(self, name: str, sampler: Any) -> None:
         """Record what stream ``name`` depends on (mixlab.run.update), unless it is complete."""
-        g = self.store.stream_group(name)
-        ck = g.get("_checkpoint")
-        if ck is not None and ck.attrs.get("complete", False):
+        if self.store.stream_done(name):
             return
-        write_record(g, stream_inputs(self.spec, self._experiment_module,
-                                      built_record(sampler)))
+        self.store.set_inputs("streams", name, stream_inputs(self.spec, self._experiment_module,
+                                                              built_record(sampler)))
 
     # -- output -------------------------------------------------------------------------------------
     def log(self, msg: str, always: bool = False) -> None:
@@ -461,7 +458,7 @@ def update_hint(run_dir: Path, spec: dict) -> str:
 
     try:
         with RunReader(run_dir) as r:
-            what = plan(r.f, spec).summary()
+            what = plan(r.file_for_update(), spec).summary()
     except (MixlabError, OSError):
         return "pass --update to rerun only the streams whose inputs changed"
     return f"pass --update to {what}"
@@ -473,10 +470,10 @@ def _apply_update(store: RunStore, run_dir: Path, spec: dict, text: str,
     new spec; None when the run is complete and nothing is stale."""
     from .update import discard, plan, remove_segments
 
-    todo = plan(store.f, spec)
-    if todo.empty and status == "complete" and store.f.attrs.get("spec") == text:
+    todo = plan(store.file_for_update(), spec)
+    if todo.empty and status == "complete" and store.attrs.get("spec") == text:
         return None
-    deleted = discard(store.f, todo)
+    deleted = discard(store.file_for_update(), todo)
     store.set_root_attrs({"spec": text, "plugins": json.dumps(plugins.provenance())})
     store.publish()                     # the file no longer links the deleted streams' segments
     remove_segments(run_dir, deleted)

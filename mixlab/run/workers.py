@@ -19,21 +19,18 @@ handle's ``draws``/``seconds``/``state``/``stats_mean`` before the stream is don
 
 from __future__ import annotations
 
-import io
-import json
 import os
 import time
 from pathlib import Path
 from typing import Any
-
-import h5py
 
 from ..errors import MixlabError, UsageError
 from ..launch.launchers import Ended, Launcher, ProcessLauncher, Task
 from ..launch.worker import report
 from ..runfile import confined
 from ..runfile.check import read_bound
-from ..runfile.segments import SEGMENT_DIR, StreamSegments, stream_id
+from ..runfile.segments import SEGMENT_DIR, stream_id
+from ..runfile.streamfile import StreamImage
 from .remote import land_chunk, stream_chunk
 from .streams import StreamResult, _signals_held, run_stream
 
@@ -121,8 +118,7 @@ class StreamPool:
         job = _Job(handle, sampler, rng, list(evaluators), kwargs, desc, log)
         if name in self.running or any(j.handle.name == name for j in self.waiting):
             raise MixlabError(f"stream {name} was started twice in one ctx.parallel() block")
-        ck = self.store.stream_group(name).get("_checkpoint")
-        if ck is not None and ck.attrs.get("complete", False):
+        if self.store.stream_done(name):
             self._resolve(job)            # done in an earlier run: nothing to sample
             return handle
         self.waiting.append(job)
@@ -165,7 +161,7 @@ class StreamPool:
     def _submit(self, job: _Job) -> None:
         """Start the job's stream (on a remote launcher: up to its next checkpoint)."""
         name = job.handle.name
-        seed = _stream_seed(self.store.stream_group(name))
+        seed = self.store.export_stream(name)
         if self.remote:
             task = Task(f"stream {name}", stream_chunk,
                         (name, job.sampler, job.rng, job.evaluators, job.kwargs, seed))
@@ -198,28 +194,20 @@ class StreamPool:
             job.bar.reset(total=payload)
 
     def _ingest(self, name: str, handoff: str) -> None:
-        """Copy a worker's checkpoint into ``run.h5``, link its segments and publish."""
+        """Take a worker's checkpoint into ``run.h5`` (its segments linked) and publish."""
         rel = f"{SEGMENT_DIR}/{stream_id(name)}/{handoff}"
-        data = confined.read_bytes(self.store.run_dir, rel, read_bound())
-        with h5py.File(io.BytesIO(data), "r") as src:
-            g = self.store.stream_group(name)
-            if "_checkpoint" in g:
-                del g["_checkpoint"]
-            src.copy(src["_checkpoint"], g, "_checkpoint")
-            for k, v in src.attrs.items():
-                g.attrs[k] = v
-        ck = g["_checkpoint"].attrs
-        StreamSegments(self.store.run_dir, name, *_listing(ck)).link(g)
+        ck = self.store.import_stream(name, confined.read_bytes(self.store.run_dir, rel,
+                                                                read_bound()))
         self.store.publish()
-        self.store.safe_draws[name] = int(ck["count"])
+        self.store.safe_draws[name] = ck.count
         confined.remove(self.store.run_dir, rel)
 
     def _finish(self, job: _Job, end: Ended, stopping: bool) -> None:
         if end.kind == "done" and self.remote:     # a checkpoint interval of the stream
             ck = land_chunk(self.store, job.handle.name, end.value)
-            job.bar.n = int(ck["count"])
+            job.bar.n = ck.count
             job.bar.refresh()
-            if not ck["complete"]:
+            if not ck.complete:
                 if not stopping:
                     self._submit(job)           # from the checkpoint it just wrote
                     return
@@ -253,59 +241,23 @@ class StreamPool:
             job.bar.close()
 
 
-def _listing(ck_attrs) -> tuple[list, dict]:
-    """The segment list and layout a checkpoint records."""
-    return json.loads(ck_attrs["segments"]), json.loads(ck_attrs["layout"])
-
-
-def _stream_seed(group: h5py.Group) -> bytes:
-    """An HDF5 image holding the stream's checkpoint (if any) and attributes, for its worker."""
-    bio = io.BytesIO()
-    with h5py.File(bio, "w") as f:
-        g = f.create_group("stream")
-        if "_checkpoint" in group:
-            group.file.copy(group["_checkpoint"], g, "_checkpoint")
-        for k, v in group.attrs.items():
-            g.attrs[k] = v
-    return bio.getvalue()
-
-
 # -- the worker's side ------------------------------------------------------------------------------
 
-class _WorkerStore:
-    """The store :func:`mixlab.run.streams.run_stream` writes to in a worker: the stream's group in
-    memory; ``publish`` hands its checkpoint to the parent instead of writing ``run.h5``."""
+class _WorkerStore(StreamImage):
+    """The store :func:`mixlab.run.streams.run_stream` writes to in a worker: the stream in
+    memory (mixlab.runfile.streamfile); ``publish`` hands its checkpoint to the parent, through
+    a hand-off file beside the segments, instead of writing ``run.h5``."""
 
     def __init__(self, run_dir: Path, name: str, seed: bytes):
-        self.run_dir, self.name = run_dir, name
-        self._bio = io.BytesIO(seed)
-        self.f = h5py.File(self._bio, "r+")
-        self.safe_draws: dict[str, int] = {}
+        super().__init__(run_dir, name, seed)
         self._handoffs = 0
 
-    def stream_group(self, name: str) -> h5py.Group:
-        assert name == self.name, (name, self.name)
-        return self.f["stream"]
-
-    def stream_segments(self, name: str) -> StreamSegments:
-        ck = self.stream_group(name).get("_checkpoint")
-        return StreamSegments.open(self.run_dir, name, None if ck is None else ck.attrs)
-
     def publish(self) -> None:
-        g = self.f["stream"]
-        bio = io.BytesIO()
-        with h5py.File(bio, "w") as out:
-            self.f.copy(g["_checkpoint"], out, "_checkpoint")
-            for k, v in g.attrs.items():
-                out.attrs[k] = v
         name = f"{HANDOFF_PREFIX}{self._handoffs:06d}.h5"
         self._handoffs += 1
         confined.write_atomic(self.run_dir, f"{SEGMENT_DIR}/{stream_id(self.name)}/{name}",
-                              bio.getvalue())
+                              self.export_stream(self.name))
         report(("checkpoint", name))
-
-    def write_metric(self, *args, **kwargs) -> None:
-        """Curves are written by the parent, from the evaluators' final state."""
 
 
 class _RemoteBar:
