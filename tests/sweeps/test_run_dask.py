@@ -1,7 +1,8 @@
 """``mixlab run SPEC --scheduler ADDRESS``: a figure spec's independent streams on a real Dask
 cluster (a scheduler and two workers, each in its own directory: no file shared with the
 client) write every dataset of ``-j 1``, and still do after a worker is killed mid-run, or the
-client is killed and the same command run again (mixlab.run.remote)."""
+client is killed and the same command run again (mixlab.run.remote); a figure spec's
+independent stages (``ctx.once_each``) computed there write the values of ``-j 1``."""
 
 from __future__ import annotations
 
@@ -26,6 +27,9 @@ OVERRIDES = ["train.hidden=12", "train.epochs=1", "train.monitor_size=100", "cha
              "budget.draws=400", "block=50", "isl.points=6", "isl.test_max=150",
              "isl.valid_max=150", "isl.speedup_at=[10]"]
 DRAWS = 4 * 400
+# perturb_map/fig1_left made small: one independent stage per coupling (ctx.once_each)
+STAGES = ["grid.rows=3", "grid.cols=3", "couplings=[0.5,1.0]", "models=2", "perturbations=3",
+          "copies=5"]
 TIMED = ("seconds/", "ms_per_sample/")
 
 
@@ -48,7 +52,7 @@ def _contents(run_dir: Path) -> dict:
 
         def visit(name, obj):
             leaf = name.rsplit("/", 1)[-1]
-            if isinstance(obj, h5py.Dataset) and leaf != "time" and not leaf.endswith("seconds"):
+            if isinstance(obj, h5py.Dataset) and leaf != "time" and "seconds" not in leaf:
                 out[name] = np.asarray(obj[()]).tobytes()
         f.visititems(visit)
         for k, v in f["results"].attrs.items():
@@ -57,9 +61,10 @@ def _contents(run_dir: Path) -> dict:
     return out
 
 
-def _run(client: Path, out: str, address: str | None) -> subprocess.Popen:
+def _run(client: Path, out: str, address: str | None, spec: str = "rates_fpcd/fig2",
+         overrides: list[str] = OVERRIDES) -> subprocess.Popen:
     where = ["--scheduler", address] if address else ["-j", "1"]
-    return subprocess.Popen([sys.executable, "-m", "mixlab", "run", "rates_fpcd/fig2", *OVERRIDES,
+    return subprocess.Popen([sys.executable, "-m", "mixlab", "run", spec, *overrides,
                              *where, "-o", out, "-q", "--no-figures"],
                             cwd=client, env=_env(MIXLAB_CHECKPOINT_SECONDS="0.2"),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -97,7 +102,15 @@ def test_run_on_a_cluster_writes_the_bytes_of_jobs_1(tmp_path, cluster):  # noqa
     for _, home in workers.values():                        # nothing written on the workers
         assert not (home / "dask").exists() and not list(home.rglob("run.h5"))
 
-    # 2. the client killed mid-run; the same command resumes to the same bytes
+    # 2. independent stages on the cluster
+    for out, where in (("stages-serial", None), ("stages-dask", address)):
+        run = _run(client, out, where, "perturb_map/fig1_left", STAGES)
+        assert run.wait(timeout=120) == 0, run.stderr.read()
+    serial, remote = _contents(client / "stages-serial"), _contents(client / "stages-dask")
+    assert "stages/coupling_1/upper" in serial and remote.keys() == serial.keys()
+    assert [k for k in serial if remote[k] != serial[k]] == []
+
+    # 3. the client killed mid-run; the same command resumes to the same bytes
     run = _run(client, "resumed", address)
     _wait(lambda: _checkpoints(client / "resumed") > 0, 60, "a first checkpoint", [run])
     run.send_signal(signal.SIGKILL)
@@ -109,7 +122,7 @@ def test_run_on_a_cluster_writes_the_bytes_of_jobs_1(tmp_path, cluster):  # noqa
     got = _contents(client / "resumed")
     assert [k for k in expected if got.get(k) != expected[k]] == []
 
-    # 3. a worker killed mid-run: its task runs again on the other one
+    # 4. a worker killed mid-run: its task runs again on the other one
     run = _run(client, "killed", address)
     _wait(lambda: _checkpoints(client / "killed") > 0, 60, "a first checkpoint", [run])
     victim, _ = workers["wa"]
