@@ -7,6 +7,7 @@ A worker of any launcher (mixlab.launch.launchers) is set up by :func:`setup_wor
 - **parent death**: a local worker asks Linux to SIGKILL it when its parent dies
   (``PR_SET_PDEATHSIG``), so a killed ``mixlab run``, sweep or league leaves no worker behind;
 - **signals**: SIGINT and SIGTERM raise KeyboardInterrupt (a stream checkpoints, then stops);
+- **progress bars** lock with a thread lock (:func:`thread_locked_bars`);
 - **the writer lock**: a worker writes no run file and holds no writer lock. A forked worker's
   copies of its parent's lock descriptors are closed (mixlab.runfile.lock), so the lock is the
   parent's alone and is released the instant the parent dies.
@@ -66,6 +67,19 @@ def setup_worker(parent: int | None) -> None:
         release_inherited()
     interruptible()
     one_thread()
+    thread_locked_bars()
+
+
+def thread_locked_bars() -> None:
+    """Progress bars of a worker lock with a thread lock: tqdm's default is a multiprocessing
+    semaphore, registered with the resource tracker its process tree shares, and a worker killed
+    mid-task would leave it registered (the tracker then warns of 'leaked semaphore objects'
+    when the command ends)."""
+    import threading
+
+    from tqdm import tqdm
+
+    tqdm.set_lock(threading.RLock())
 
 
 def die_with_parent(parent: int) -> None:
