@@ -35,13 +35,17 @@ from .options import force_option, quiet_option, scale_option, seed_option
               help="run the independent streams of the run in N worker processes, one core "
                    "each (draws are the same as with -j 1) [default: the spec's jobs, else "
                    "MIXLAB_JOBS, else 1]")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="run the independent streams and stages on the Dask cluster at ADDRESS "
+                   "(e.g. tcp://host:8786; its workers need not share this machine's files); "
+                   "needs mixlab[dask]")
 @click.option("--no-figures", is_flag=True,
               help="do not draw the run's figures into OUT/figures/ when it completes "
                    "('mixlab plot OUT' draws them later)")
 @click.option("--list", "list_kinds", is_flag=True, help="list experiment kinds and exit")
 @click.option("--help-spec", is_flag=True, help="list every key of the spec's experiment kind")
 def run(spec_file, overrides, scale, out, seed, dry_run, force, replace, update, quiet, jobs,
-        no_figures, list_kinds, help_spec):
+        scheduler, no_figures, list_kinds, help_spec):
     """Run the experiment described by SPEC (a YAML file), with dotted overrides.
 
     SPEC may also name a spec shipped with mixlab, e.g. rates_fpcd/fig2 ('mixlab specs list';
@@ -70,9 +74,10 @@ def run(spec_file, overrides, scale, out, seed, dry_run, force, replace, update,
             click.echo(f"{key:40s} {default:20s} {help_}")
         return
     if spec["experiment"] == "league" and not dry_run:   # many runs: the league's cells
+        from ..run.workers import resolve_jobs
         from .league_cmd import run_league_spec
 
-        run_league_spec(spec, out, jobs or 1, None, quiet)
+        run_league_spec(spec, out, resolve_jobs(jobs, spec), scheduler, quiet)
         return
     run_dir = Path(out) if out else default_run_dir(spec)
     if update and force:
@@ -95,7 +100,8 @@ def run(spec_file, overrides, scale, out, seed, dry_run, force, replace, update,
         return
     check_startup(spec)   # refused here, the run directory is not touched
     run_dir, happened = execute(spec, run_dir, force=force, quiet=quiet, replace=replace,
-                                jobs=jobs, update=update, render=not no_figures)
+                                jobs=jobs, update=update, render=not no_figures,
+                                scheduler=scheduler)
     if happened == "complete":
         stale = "" if update else stale_note(run_dir, spec)
         click.echo(f"already complete: {run_dir} ({stale or 'use --force to re-run'})")

@@ -66,7 +66,7 @@ def _staleness(run: RunReader) -> dict:
     entry or code changed (mixlab.run.update), judging plugin code only by the plugins this process
     loaded, and the plugins whose code was therefore not checked."""
     try:
-        stale, unchecked = stale_streams(run.f, run.spec)
+        stale, unchecked = stale_streams(run.file_for_update(), run.spec)
     except Exception:           # a damaged record or spec: nothing can be said about staleness
         return {"stale": {}, "code_unchecked": []}
     return {"stale": stale, "code_unchecked": unchecked}
@@ -168,13 +168,8 @@ def show(run_dir, as_json):
             say("streams")
             for name in names:
                 keys = run.stream_keys(name)
-                shapes = []
-                for k in keys:
-                    ds = run.f[f"streams/{name}/{k}"]
-                    shape = tuple(ds.shape[:2]) + tuple(ds.attrs["shape"]) if ds.attrs.get(
-                        "packed", False) else ds.shape
-                    shapes.append(f"{k}{[int(s) for s in shape]}")
-                t = run.stream_time(name) if "time" in run.f[f"streams/{name}"] else []
+                shapes = [f"{k}{list(run.stream_shape(name, k))}" for k in keys]
+                t = run.stream_time(name) if run.stream_shape(name, "time") else []
                 secs = f"{t[-1]:.2f} s" if len(t) else "-"
                 say(f"  {name:24s} {' '.join(shapes) or '(not recorded)'}  {secs}")
         staleness = _staleness(run)

@@ -30,7 +30,7 @@ import numpy as np
 
 from ..errors import MixlabError, UsageError
 from ..runfile.atomic import WriteFailure, atomic_write, describe_os_error, temporary_name
-from ..runfile.check import declared_bytes, read_bound
+from ..runfile.check import read_bound
 from ..runfile.store import RunReader
 
 CHUNK_DRAWS = 20_000
@@ -69,8 +69,7 @@ class _Layout:
         self.stats = run.stream_stats(name)
         self.time = run.stream_time(name)
         if self.keys:
-            ds0 = run.f[f"streams/{name}/{self.keys[0]}"]
-            self.chains, self.draws = int(ds0.shape[0]), int(ds0.shape[1])
+            self.chains, self.draws = run.stream_shape(name, self.keys[0])[:2]
         elif self.summaries:
             self.chains, self.draws = next(iter(self.summaries.values())).shape
         else:
@@ -124,8 +123,7 @@ def _estimated_bytes(run: RunReader, lay: _Layout) -> int:
     """The bytes of the export's variables (the netCDF file adds its metadata)."""
     n = 0
     for key in lay.keys:
-        ds = run.f[f"streams/{lay.name}/{key}"]
-        n += declared_bytes(ds) * (8 if ds.attrs.get("packed", False) else 1)
+        n += run.stream_nbytes(lay.name, key)
     n += sum(np.asarray(v).nbytes for v in lay.summaries.values())
     n += sum(v.nbytes for v in lay.sample_stats().values())
     return n + lay.chains * lay.draws * 8 + (1 << 16)

@@ -171,7 +171,7 @@ def run_cell(ctx) -> None:
     for clock in CLOCKS:
         _aggregate(ctx, clock, per_seed[clock], fr)
     ctx.store.set_result("sampling_seconds", float(sum(
-        ctx.store.stream_group(n).attrs.get("seconds", 0.0) for n in _stream_names(ctx))))
+        ctx.store.stream_attrs(n).get("seconds", 0.0) for n in _stream_names(ctx))))
     done = ctx.store.results()
     for what in ("evaluation_seconds", "ess_seconds"):
         ctx.store.set_result(what, float(sum(done.get(f"{what}/{n}", 0.0)
@@ -218,8 +218,7 @@ class _time_evaluation:  # noqa: N801 - used like a function
 
 
 def _stream_names(ctx) -> list[str]:
-    g = ctx.store.f.get("streams")
-    return [] if g is None else list(g)
+    return ctx.store.stream_names()
 
 
 def _meter(family: str, sampler) -> cost.WorkMeter:
@@ -274,11 +273,11 @@ def _min_ess(ctx, name: str) -> float:
     than 4 draws)."""
     from .ess import ess_bulk
 
-    g = ctx.store.f.get(f"streams/{name}/summary")
-    if g is None:
+    names = ctx.store.summary_names(name)
+    if not names:
         return float("nan")
     # the stream has just finished, and its end was published: no need to publish again
-    stats = ctx.store.stream_arrays(name, [f"summary/{k}" for k in g], publish=False)
+    stats = ctx.store.stream_arrays(name, [f"summary/{k}" for k in names], publish=False)
     vals = [ess_bulk(np.asarray(v, np.float64)) for v in stats.values()]
     vals = [v for v in vals if np.isfinite(v)]
     return float(min(vals)) if vals else float("nan")

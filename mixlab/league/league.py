@@ -188,42 +188,15 @@ def run_league(spec: dict, league_dir: Path, *, workers: int = 1, scheduler: str
 def _run_locked(spec: dict, league_dir: Path, grid: dict, cells: list[dict], workers: int,
                 scheduler: str | None, quiet: bool, t0: float) -> tuple[str, list[Entry]]:
     """:func:`run_league` once it holds the league directory's writer lock."""
-    # one BLAS thread per cell, in this process too (the pool's workers set their own)
-    from threadpoolctl import threadpool_limits
-
+    from ..launch.launchers import choose
     from ..runfile import confined
-    from ..sweep.launch import OtherSpecPoints, run_sweep
+    from ..sweep.launch import OtherSpecPoints, run_points
 
-    curves: dict[str, dict] = {}
-    unread: list[Path] = []             # complete cells whose curves are not read yet
-
-    def cell_done(i: int, run_dir: Path, status: str) -> None:
-        if status == "complete":
-            unread.append(run_dir)
-
-    def read_curves() -> None:
-        """Once a worker has no cell left to start: import the figure's modules and read the
-        finished cells' curves on the core it leaves, which would otherwise wait for the last
-        cell (while cells wait to start, that work would delay them)."""
-        from . import figure
-
-        if not curves:
-            figure.prepare()
-        while unread:
-            d = unread.pop()
-            curves[str(d)] = figure.time_curves(d)
-
-    def before_run() -> None:             # only when a cell is left to run
-        if workers > 1 and not scheduler:
-            warm_up()
-
-    with threadpool_limits(1):
+    schedule = _Schedule(cells, workers, league_dir, grid, warm=workers > 1 and not scheduler)
+    with choose(workers, scheduler, _start_method()) as launcher:
         try:
-            outcome = run_sweep(league_dir, cells, grid, [], workers=workers,
-                                scheduler=scheduler, quiet=quiet, start_method=_start_method(),
-                                on_point=cell_done, locked=True, refuse_other=True,
-                                before_run=before_run, order=StartOrder(cells, workers),
-                                when_idle=read_curves)
+            outcome = run_points(league_dir, cells, grid, [], launcher, schedule, quiet=quiet,
+                                 refuse_other=True)
         except OtherSpecPoints as exc:    # nothing run or written: the old league stays whole
             raise MixlabError(
                 f"{league_dir} holds a league of a different spec: {len(exc.dirs)} of its "
@@ -238,7 +211,7 @@ def _run_locked(spec: dict, league_dir: Path, grid: dict, cells: list[dict], wor
     wall = time.perf_counter() - t0
     info = league_info(spec, entries, wall, workers, [str(d) for d in outcome.dirs],
                        scheduler)
-    text = write_outputs(league_dir, entries, info, curves)
+    text = write_outputs(league_dir, entries, info, schedule.curves)
     if spec.get("calibration"):
         text += write_calibration(league_dir, spec, entries, cells)
     return text, entries
@@ -257,6 +230,40 @@ def write_calibration(league_dir: Path, spec: dict, entries: list[Entry],
     confined.write_atomic(league_dir, "calibration.md", md.encode())
     confined.write_atomic(league_dir, "calibration.csv", calibration.csv_text(rows).encode())
     return "\n" + md
+
+
+class _Schedule(StartOrder):
+    """The cells' start order (mixlab.league.schedule), with the league's uses of the
+    launcher's hooks: the warm-up before a pool forks, and the finished cells' curves read on
+    the core a worker leaves once no cell is left to start (they would otherwise wait for the
+    last cell; while cells wait to start, that work would delay them)."""
+
+    def __init__(self, cells: list[dict], workers: int, league_dir: Path, grid: dict,
+                 warm: bool):
+        from ..sweep.grid import grid_points, point_dir
+
+        super().__init__(cells, workers)
+        self.dirs = [point_dir(league_dir, i, p) for i, p in enumerate(grid_points(grid))]
+        self.warm = warm
+        self.curves: dict[str, dict] = {}
+        self.unread: list[Path] = []    # complete cells whose curves are not read yet
+
+    def before_start(self) -> None:     # only when a cell is left to run
+        if self.warm:
+            warm_up()
+
+    def ended(self, i: int, end) -> None:
+        if end.kind == "done" and end.value.get("status") == "complete":
+            self.unread.append(self.dirs[i])
+
+    def idle(self) -> None:
+        from . import figure
+
+        if not self.curves:
+            figure.prepare()
+        while self.unread:
+            d = self.unread.pop()
+            self.curves[str(d)] = figure.time_curves(d)
 
 
 def _start_method() -> str:

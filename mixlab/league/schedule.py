@@ -3,7 +3,7 @@
 A league's wall time is its busiest worker's: the cells' lengths summed over the workers, plus
 the time one worker waits with no cell left while another finishes its last. A quick league has
 a dozen cells of 6-10 s on two workers, so that wait is several percent of the league.
-:class:`StartOrder` is the sweep's ``order(left, took, running)`` (mixlab.sweep.launch):
+:class:`StartOrder` is the launcher's ordering policy (mixlab.launch.order) for the cells:
 
 1. first one cell of each target not yet started (its first in table order), so that N workers
    compute N targets' truths side by side (the other cells of a target wait for its truth);
@@ -33,6 +33,8 @@ import heapq
 import json
 import math
 
+from ..launch.order import Order
+
 #: at most this many cells waiting for the earliest-end choice (each choice simulates the rest
 #: once per distinct expected length); a longer queue starts longest expected first
 LOOKAHEAD_MAX = 64
@@ -41,8 +43,8 @@ LOOKAHEAD_MAX = 64
 FIT_ROUNDS = 100
 
 
-class StartOrder:
-    """``order(left, took, running)`` for the cells ``cells`` (each with ``target`` and
+class StartOrder(Order):
+    """The order of the cells ``cells`` (each with ``target`` and
     ``label``) on ``workers`` workers: ``left`` the indices of the cells not started, ``took``
     {index: wall seconds} of the cells finished, ``running`` {index: seconds so far} of the
     cells running; returns ``left`` reordered, the cell to start first."""
@@ -56,8 +58,8 @@ class StartOrder:
         for i, t in enumerate(self.target):
             self.opening.setdefault(t, i)
 
-    def __call__(self, left: list[int], took: dict[int, float],
-                 running: dict[int, float] | None = None) -> list[int]:
+    def order(self, left: list[int], took: dict[int, float],
+              running: dict[int, float] | None = None) -> list[int]:
         running = running or {}
         waiting = set(left)
         started = {self.target[i] for i in range(len(self.target)) if i not in waiting}

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import MixlabError
+from ..runfile.streamfile import RESERVED_KEYS
 from .sampler_builds import (  # noqa: F401  (re-exported: the runner names failures with these)
     SamplerFailure,
     _who,
@@ -162,10 +163,9 @@ def check_step_output(sampler: Any, out: Any, stream: str = "?",
     if not isinstance(draws, dict) or not draws:
         raise _fail(sampler, stream, "step returned no draws (draws must be a non-empty dict)")
     for k, v in draws.items():
-        if not isinstance(k, str) or not k or "/" in k or k in ("time", "stats", "summary",
-                                                                 "_checkpoint"):
+        if not isinstance(k, str) or not k or "/" in k or k in RESERVED_KEYS:
             raise _fail(sampler, stream, f"draw key {k!r} is not allowed (a non-empty string "
-                                         f"without '/', not time/stats/summary/_checkpoint)")
+                                         f"without '/', not {'/'.join(RESERVED_KEYS)})")
         a = np.asarray(v)
         if a.dtype.kind not in "biuf":
             raise _fail(sampler, stream, f"draw '{k}' has dtype {a.dtype}; draws must be "
@@ -205,6 +205,8 @@ class checked:  # noqa: N801 - used like a function: ``checked(sampler, name)``
         return self._sampler
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name in ("_sampler", "_stream", "_init_shapes"):
+            raise AttributeError(name)   # unpickling (a Dask task) asks before it sets them
         return getattr(self._sampler, name)
 
     def init(self, rng: np.random.Generator) -> dict:

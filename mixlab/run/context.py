@@ -9,13 +9,7 @@ running it again resumes from there.
 from __future__ import annotations
 
 import datetime as _dt
-import functools
 import hashlib
-import importlib.metadata
-import json
-import os
-import signal
-import subprocess
 import sys
 import warnings
 from collections.abc import Callable
@@ -25,7 +19,6 @@ from typing import Any
 
 import numpy as np
 
-from .. import __version__
 from ..env_settings import env_float
 from ..errors import MixlabError, RunFileError, interruption  # noqa: F401  (re-exported)
 from ..plugins import discovery as plugins
@@ -33,13 +26,22 @@ from ..plugins import registry
 from ..plugins.contract import checked
 from ..plugins.sampler_builds import build_log, built_record
 from ..runfile import confined
-from ..runfile.atomic import WriteFailure
-from ..runfile.lock import RunLock, live_writer
-from ..runfile.segments import SEGMENT_DIR
-from ..runfile.store import RUN_FILE, RunReader, RunStore
+from ..runfile.lock import RunLock
+from ..runfile.store import RUN_FILE, RunStore
 from ..spec.resolver import check_startup, check_stored_text, spec_hash
+from .lifecycle import (  # noqa: F401  (_Terminated, interruption: re-exported)
+    LogFile,
+    _Terminated,
+    apply_update,
+    final_status,
+    open_run,
+    record_provenance,
+    report_warnings,
+    sigterm_as_interrupt,
+    store_diagnostics,
+)
 from .streams import StreamResult, run_stream
-from .update import stage_inputs, stream_inputs, write_record
+from .update import stage_inputs, stream_inputs
 
 PACKAGES = ("numpy", "scipy", "h5py", "matplotlib", "click", "pyyaml", "tqdm", "PyMaxflow",
             "numba", "arviz")
@@ -56,7 +58,7 @@ class Context:
     """Handed to ``run(ctx)``; see docs/PLUGIN_API.md for the contract."""
 
     def __init__(self, spec: dict, run_dir: Path, store: RunStore, quiet: bool = False,
-                 log_file=None, jobs: int = 1):
+                 log_file=None, jobs: int = 1, scheduler: str | None = None):
         self.params = spec
         self.spec = spec
         self.scale = spec["scale"]
@@ -66,9 +68,21 @@ class Context:
         self._log_file = log_file
         self._root = np.random.SeedSequence(spec["seed"], spawn_key=tuple(spec["seed_key"]))
         self.jobs = jobs
-        self._pool = None   # a StreamPool inside ``parallel()`` when jobs > 1
+        self.scheduler = scheduler   # a Dask scheduler's address (mixlab run --scheduler)
+        self._pool = None   # a StreamPool inside ``parallel()`` when jobs > 1 or on Dask
         kind = registry.find_experiment(spec.get("experiment"))
         self._experiment_module = getattr(getattr(kind, "run", None), "__module__", None)
+
+    def __getstate__(self) -> dict:
+        """What a stage or a stream sent to a Dask worker takes of the context: the spec and
+        the seeds (``rng``, ``seed_sequence``, ``params``), never the run's store or log."""
+        state = {k: v for k, v in self.__dict__.items()
+                 if k not in ("store", "_log_file", "_pool")}
+        return {**state, "store": _WritersOnly(), "_log_file": None, "_pool": None,
+                "quiet": True}
+
+    def _distributed(self) -> bool:
+        return self.jobs > 1 or bool(self.scheduler)
 
     # -- randomness ---------------------------------------------------------------------------------
     def seed_sequence(self, *names: Any) -> np.random.SeedSequence:
@@ -98,12 +112,14 @@ class Context:
         time (mixlab.run.stages), and written in the given order, so the run file holds
         the same values as with one job. Returns each stage's dict, in order."""
         todo = [(n, fn) for n, fn in stages if not self.store.stage_done(n)]
-        if self.jobs > 1 and len(todo) > 1:
+        if self._distributed() and len(todo) > 1:
+            from ..launch.launchers import choose
             from .stages import compute
 
             after = self._streams_so_far()
             compute(todo, self.jobs, lambda n, values, built: self._write_stage(n, values,
-                                                                                built, after))
+                                                                                built, after),
+                    launcher=choose(self.jobs, self.scheduler, "fork"))
         return [self.once(n, fn) for n, fn in stages]
 
     def save_state(self, name: str, values: dict) -> None:
@@ -122,16 +138,15 @@ class Context:
         self.store.drop_stage(name)
 
     def _streams_so_far(self) -> list[str]:
-        streams = self.store.f.get("streams")
-        return list(streams) if streams is not None else []
+        return self.store.stream_names()
 
     def _write_stage(self, name: str, values: Any, built: list, after: list[str]) -> None:
         if not isinstance(values, dict):
             raise TypeError(f"stage {name}: fn must return a dict, got {type(values).__name__}")
         self.store.write_stage(name, values)
         # what the stage depends on, for 'mixlab run --update' (mixlab.run.update)
-        write_record(self.store.f[f"stages/{name}"],
-                     stage_inputs(self.spec, self._experiment_module, built, after))
+        self.store.set_inputs("stages", name,
+                              stage_inputs(self.spec, self._experiment_module, built, after))
         self.store.publish()  # an expensive stage survives a kill
 
     def stream(self, name: str, sampler: Any, *, draws: int | None = None,
@@ -172,20 +187,22 @@ class Context:
         every stream is done when the block exits. Streams that read another stream's result
         (its final state, its evaluators) belong outside the block, or after reading the
         handle of the stream they need. With one job this does nothing."""
-        if self._pool is not None or self.jobs <= 1:
+        if self._pool is not None or not self._distributed():
             yield
             return
+        from ..launch.launchers import choose
         from .workers import StreamPool
 
-        self._pool = StreamPool(self.store, self.jobs, self._stream_bar)
-        try:
-            yield
-            self._pool.wait_all()
-        except BaseException:
-            self._pool.stop()
-            raise
-        finally:
-            self._pool = None
+        with choose(self.jobs, self.scheduler, "fork") as launcher:
+            self._pool = StreamPool(self.store, self.jobs, self._stream_bar, launcher)
+            try:
+                yield
+                self._pool.wait_all()
+            except BaseException:
+                self._pool.stop()
+                raise
+            finally:
+                self._pool = None
 
     def _stream_bar(self, total: int | None, desc: str, position: int):
         from tqdm import tqdm
@@ -196,12 +213,10 @@ class Context:
 
     def _record_inputs(self, name: str, sampler: Any) -> None:
         """Record what stream ``name`` depends on (mixlab.run.update), unless it is complete."""
-        g = self.store.stream_group(name)
-        ck = g.get("_checkpoint")
-        if ck is not None and ck.attrs.get("complete", False):
+        if self.store.stream_done(name):
             return
-        write_record(g, stream_inputs(self.spec, self._experiment_module,
-                                      built_record(sampler)))
+        self.store.set_inputs("streams", name, stream_inputs(self.spec, self._experiment_module,
+                                                              built_record(sampler)))
 
     # -- output -------------------------------------------------------------------------------------
     def log(self, msg: str, always: bool = False) -> None:
@@ -231,88 +246,28 @@ class Context:
             bar.close()
 
 
+class _WritersOnly:
+    """``ctx.store`` on a Dask worker: the run file is written by the run's own process alone."""
+
+    def __getattr__(self, attr: str):
+        raise MixlabError(f"ctx.store.{attr} on a Dask worker: a stage or stream sent to the "
+                          f"cluster returns its values, and the run's own process writes them; "
+                          f"use ctx.store outside the stage's function")
+
+
 def checkpoint_seconds() -> float:
     """Wall seconds between stream checkpoints (``MIXLAB_CHECKPOINT_SECONDS``, default 10)."""
     return env_float("MIXLAB_CHECKPOINT_SECONDS", 10.0, "10")
-
-
-def provenance() -> dict:
-    """mixlab version, git commit and dirty flag, package versions, creation time."""
-    code = _code_provenance()
-    return {**code, "packages": dict(code["packages"]),
-            "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-            "python": sys.version.split()[0]}
-
-
-@functools.lru_cache(maxsize=1)
-def _code_provenance() -> dict:
-    """The installed code's identity, once per process (two git commands and a metadata
-    look-up per package: a league's cells would otherwise repeat them in every run)."""
-    here = Path(__file__).resolve().parents[2]
-    commit, dirty = "unknown", "unknown"
-    try:
-        commit = subprocess.run(["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True,
-                                text=True, timeout=5).stdout.strip() or "unknown"
-        if commit != "unknown":
-            st = subprocess.run(["git", "-C", str(here), "status", "--porcelain", "--", "mixlab"],
-                                capture_output=True, text=True, timeout=5).stdout
-            dirty = bool(st.strip())
-    except (OSError, subprocess.SubprocessError):
-        pass
-    versions = {}
-    for pkg in PACKAGES:
-        try:
-            versions[pkg] = importlib.metadata.version(pkg)
-        except importlib.metadata.PackageNotFoundError:
-            versions[pkg] = None
-    return {"mixlab_version": __version__, "git_commit": commit, "git_dirty": str(dirty),
-            "packages": versions}
 
 
 def default_run_dir(spec: dict, root: str | Path = "runs") -> Path:
     return Path(root) / spec["name"] / spec_hash(spec)
 
 
-class _Terminated(KeyboardInterrupt):
-    pass
-
-
-@contextmanager
-def _sigterm_as_interrupt():
-    def handler(signum, frame):  # pragma: no cover - exercised by a subprocess test
-        raise _Terminated()
-
-    try:
-        old = signal.signal(signal.SIGTERM, handler)
-    except ValueError:  # not in the main thread (e.g. a Dask worker)
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, old)
-
-
-def run_state(run_dir: Path) -> str | None:
-    """Status of an existing run directory, None if there is no run file."""
-    if not confined.exists(run_dir, RUN_FILE):
-        return None
-    with RunReader(run_dir) as r:
-        return r.status
-
-
-def _discard_run(run_dir: Path) -> None:
-    """Remove a run's data (run file, segments, figures); the caller holds its lock. Only files
-    mixlab writes are deleted (mixlab.runfile.confined); anything else in the directory stays."""
-    for name in (RUN_FILE, "spec.yaml"):
-        confined.remove(run_dir, name)
-    for name in (SEGMENT_DIR, "figures"):
-        confined.remove_generated_in(run_dir, name)
-
-
 def execute(spec: dict, run_dir: str | Path, *, force: bool = False, quiet: bool = False,
             render: bool = True, replace: bool = False,
-            jobs: int | None = None, update: bool = False) -> tuple[Path, str]:
+            jobs: int | None = None, update: bool = False,
+            scheduler: str | None = None) -> tuple[Path, str]:
     """Run (or resume) a resolved spec in ``run_dir``; returns (run_dir, what happened) where
     what happened is 'complete' (nothing to do), 'resumed', 'updated' or 'ran'.
 
@@ -324,108 +279,39 @@ def execute(spec: dict, run_dir: str | Path, *, force: bool = False, quiet: bool
     ``replace``: if ``run_dir`` holds a run of a different spec, move it to
     ``<run_dir>.previous`` (replacing an older one there) and start afresh.
     ``jobs``: worker processes for the run's independent streams (``-j``; None: the spec's
-    ``jobs``, else ``MIXLAB_JOBS``, else 1), at most one per available core."""
+    ``jobs``, else ``MIXLAB_JOBS``, else 1), at most one per available core.
+    ``scheduler``: a Dask scheduler's address: the independent streams and stages run on its
+    workers (mixlab.run.remote), which need not share this machine's files."""
     from .workers import available_cores, resolve_jobs
 
     run_dir = Path(run_dir)
     asked = resolve_jobs(jobs, spec)
     jobs = min(asked, available_cores())
     plugins.load_spec_plugins(spec.get("plugins"))  # a no-op unless this process did not resolve
-    kind = registry.get_experiment(spec["experiment"])
     text = check_stored_text(spec)   # refused here, before the run starts, if past its bound
     confined.check_run_dir(run_dir)
     lock = RunLock.acquire(run_dir)
     try:
-        happened = "ran"
-        h5 = run_dir / RUN_FILE
-        if confined.exists(run_dir, RUN_FILE) and not force:
-            try:
-                with RunReader(run_dir) as r:
-                    status, old_spec = r.status, r.attrs.get("spec")
-                    old_plugins = r.attrs.get("plugins")
-                    if update:    # its records, read here where the file has its path
-                        from .update import plan
-                        plan(r.f, spec)
-            except RunFileError as exc:
-                raise RunFileError(f"{exc}. Nobody is writing it: start the run afresh with "
-                                   f"--force (this discards the damaged file), or run into "
-                                   f"another --out directory") from exc
-            if update:
-                happened = "updated"
-            elif old_spec != text and replace:
-                previous = run_dir.with_name(run_dir.name + ".previous")
-                if live_writer(previous) is not None:
-                    raise MixlabError(f"cannot move {run_dir} aside: {previous} is being "
-                                      f"written by {live_writer(previous)}")
-                if not confined.remove_run_dir(previous.parent, previous.name):
-                    raise MixlabError(f"cannot move {run_dir} aside: {previous} holds files "
-                                      f"mixlab did not write; move it away first")
-                run_dir.rename(previous)
-                lock.release()
-                lock = RunLock.acquire(run_dir)
-            elif old_spec != text:
-                raise MixlabError(f"{run_dir} holds a run of a different spec; "
-                                  f"{update_hint(run_dir, spec)}, choose another --out "
-                                  f"directory, or pass --replace to move it aside to "
-                                  f"{run_dir.name}.previous")
-            elif status == "complete":
-                lock.release(remove=True)
-                return run_dir, "complete"
-            else:
-                happened = "resumed"
-                try:
-                    plugins.check_resume(old_plugins, run_dir)
-                except MixlabError as exc:
-                    raise MixlabError(f"{exc}; or {update_hint(run_dir, spec)}") from None
-        elif force:
-            _discard_run(run_dir)
+        opening = open_run(run_dir, spec, text, lock, force=force, replace=replace,
+                           update=update)
+        lock = opening.lock
+        if opening.happened == "complete":
+            lock.release(remove=True)
+            return run_dir, "complete"
         confined.write_atomic(run_dir, "spec.yaml", text.encode())
-        store = RunStore(h5, "a", lock=lock)
-        try:
-            if happened == "updated":
-                summary = _apply_update(store, run_dir, spec, text, status)
+        store = RunStore(run_dir / RUN_FILE, "a", lock=lock)
+        with final_status(store):
+            summary = None
+            if opening.happened == "updated":
+                summary = apply_update(store, run_dir, spec, text, opening.status)
                 if summary is None:
                     store.close()
                     return run_dir, "complete"
-            if happened == "ran":
-                attrs = provenance()
-                attrs.update(spec=text, seed_entropy=str(spec["seed"]),
-                             seed_key=str(list(spec["seed_key"])), experiment=spec["experiment"],
-                             plugins=json.dumps(plugins.provenance()))
-                store.set_root_attrs(attrs)
+            if opening.happened == "ran":
+                record_provenance(store, spec, text)
             store.set_status("running")
-            with _LogFile(run_dir) as log, _sigterm_as_interrupt():
-                ctx = Context(spec, run_dir, store, quiet=quiet, log_file=log, jobs=jobs)
-                ctx.log(f"{_VERBS[happened]} {spec['name']} "
-                        f"({spec['experiment']}, scale {spec['scale']}) in {run_dir}")
-                if asked > 1:
-                    ctx.log(f"independent streams in {jobs} worker processes"
-                            + (f" (-j {asked}, {jobs} cores available)" if jobs < asked else ""))
-                if happened == "updated":
-                    ctx.log(f"update: {summary}", always=True)
-                check_startup(spec)   # what --dry-run checks, before any work
-                with warnings.catch_warnings(record=True) as caught:
-                    warnings.simplefilter("default")
-                    kind.run(ctx)
-                _report_warnings(caught, spec, ctx)
-                if spec.get("diagnostics"):
-                    _store_diagnostics(store, run_dir, ctx)
-                store.set_status("complete")      # published: closing need not publish again
-                ctx.log("complete")
-        except WriteFailure as exc:
-            store.close(publish=False)  # the disk refused: the last snapshot stays as it was
-            raise WriteFailure(f"{exc}. {store.saved_text()}; free space and run the same "
-                               f"command again to resume", exc.path, exc.errno) from None
-        except KeyboardInterrupt:
-            _close_quietly(store, "interrupted")
-            raise
-        except BaseException as exc:
-            stop = interruption(exc)
-            if stop is not None:          # a signal that arrived inside compiled code
-                _close_quietly(store, "interrupted")
-                raise stop from None
-            _close_quietly(store, "failed", _one_line(exc))
-            raise
+            ctx_args = dict(quiet=quiet, jobs=jobs, scheduler=scheduler)
+            _run_experiment(spec, run_dir, store, ctx_args, opening.happened, asked, summary)
         store.close(publish=False)
         lock.release(remove=True)  # complete: nobody needs to know who wrote it last
     finally:
@@ -434,137 +320,35 @@ def execute(spec: dict, run_dir: str | Path, *, force: bool = False, quiet: bool
         from ..plotting import render_all
 
         render_all(run_dir)
-    return run_dir, happened
+    return run_dir, opening.happened
+
+
+def _run_experiment(spec: dict, run_dir: Path, store: RunStore, ctx_args: dict, happened: str,
+                    asked: int, summary: str | None) -> None:
+    """The experiment's ``run(ctx)`` with the run's log, SIGTERM as an interruption, its
+    warnings reported once each, and the spec's diagnostics; the run marked complete."""
+    kind = registry.get_experiment(spec["experiment"])
+    with LogFile(run_dir) as log, sigterm_as_interrupt():
+        ctx = Context(spec, run_dir, store, log_file=log, **ctx_args)
+        ctx.log(f"{_VERBS[happened]} {spec['name']} "
+                f"({spec['experiment']}, scale {spec['scale']}) in {run_dir}")
+        if ctx.scheduler:
+            ctx.log(f"independent streams and stages on the Dask cluster at {ctx.scheduler}")
+        elif asked > 1:
+            ctx.log(f"independent streams in {ctx.jobs} worker processes"
+                    + (f" (-j {asked}, {ctx.jobs} cores available)" if ctx.jobs < asked
+                       else ""))
+        if summary is not None:
+            ctx.log(f"update: {summary}", always=True)
+        check_startup(spec)   # what --dry-run checks, before any work
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("default")
+            kind.run(ctx)
+        report_warnings(caught, spec, ctx)
+        if spec.get("diagnostics"):
+            store_diagnostics(store, run_dir, ctx)
+        store.set_status("complete")      # published: closing need not publish again
+        ctx.log("complete")
 
 
 _VERBS = {"ran": "starting", "resumed": "resuming", "updated": "updating"}
-
-
-def update_hint(run_dir: Path, spec: dict) -> str:
-    """'--update would ...' for a run that the same command refuses (mixlab.run.update)."""
-    from .update import plan
-
-    try:
-        with RunReader(run_dir) as r:
-            what = plan(r.f, spec).summary()
-    except (MixlabError, OSError):
-        return "pass --update to rerun only the streams whose inputs changed"
-    return f"pass --update to {what}"
-
-
-def _apply_update(store: RunStore, run_dir: Path, spec: dict, text: str,
-                  status: str) -> str | None:
-    """Discard what the spec and the code loaded now make stale (mixlab.run.update) and record the
-    new spec; None when the run is complete and nothing is stale."""
-    from .update import discard, plan, remove_segments
-
-    todo = plan(store.f, spec)
-    if todo.empty and status == "complete" and store.f.attrs.get("spec") == text:
-        return None
-    deleted = discard(store.f, todo)
-    store.set_root_attrs({"spec": text, "plugins": json.dumps(plugins.provenance())})
-    store.publish()                     # the file no longer links the deleted streams' segments
-    remove_segments(run_dir, deleted)
-    return todo.summary()
-
-
-def _store_diagnostics(store: RunStore, run_dir: Path, ctx: Context) -> None:
-    """The spec's ``diagnostics: true``: ESS, R-hat, MCSE and ESS/s of every stream, read back
-    from the published file (its streams are complete), stored as results."""
-    from ..diagnostics import diagnose
-    from ..diagnostics.mixing import result_items
-
-    store.publish()
-    with RunReader(run_dir) as run:
-        rows = diagnose(run)
-    for k, v in result_items(rows).items():
-        store.set_result(k, v)
-    ctx.log(f"diagnostics of {len(rows)} statistic(s) stored (ess_bulk/, ess_tail/, rhat/, "
-            f"mcse/, ess_per_s/)")
-
-
-def _large_values(spec: dict, prefix: str = "") -> list[str]:
-    """``key=value`` for the spec's real numbers of magnitude 1e6 or more (overflow suspects)."""
-    out = []
-    for k, v in spec.items():
-        key = f"{prefix}{k}"
-        if isinstance(v, dict):
-            out += _large_values(v, key + ".")
-        elif isinstance(v, float) and abs(v) >= 1e6:
-            out.append(f"{key}={v:g}")
-    return out
-
-
-def _report_warnings(caught: list, spec: dict, ctx: Context) -> None:
-    """One line per distinct warning of the run (never the raw source line), naming the spec's
-    large values when the warning is a numerical overflow."""
-    seen: dict[tuple, int] = {}
-    for w in caught:
-        key = (w.category.__name__, str(w.message).splitlines()[0] if str(w.message) else "")
-        seen[key] = seen.get(key, 0) + 1
-    for (category, message), n in seen.items():
-        hint = ""
-        if "overflow" in message:
-            large = _large_values(spec)
-            hint = (f"; values this large in the spec may cause it: {', '.join(large[:5])}"
-                    if large else "")
-        ctx.log(f"warning ({category}): {message}"
-                f"{f' (at {n} places)' if n > 1 else ''}{hint}", always=True)
-
-
-def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    return f"{type(exc).__name__}: {text}"[:500]
-
-
-def _close_quietly(store: RunStore, status: str, error: str | None = None) -> None:
-    """Record the final status if the disk lets us; the original exception is what matters."""
-    try:
-        store.set_status(status, error)
-        store.close()
-    except WriteFailure:
-        store.close(publish=False)
-
-
-class _LogFile:
-    """``log.txt``, appended to; a failed write (full disk) stops the logging, not the run. A
-    ``log.txt`` that is a link or not a regular file is refused (mixlab.runfile.confined)."""
-
-    def __init__(self, run_dir: Path):
-        self.path = run_dir / "log.txt"
-        try:
-            fd = confined.open_fd(run_dir, "log.txt", os.O_WRONLY | os.O_APPEND | os.O_CREAT)
-        except OSError:
-            self._fh = None
-            return
-        self._fh = os.fdopen(fd, "a")
-
-    def write(self, text: str) -> None:
-        if self._fh is None:
-            return
-        try:
-            self._fh.write(text)
-            self._fh.flush()
-        except OSError:
-            self._abandon()
-
-    def flush(self) -> None:
-        pass
-
-    def _abandon(self) -> None:
-        fh, self._fh = self._fh, None
-        try:
-            fh.close()
-        except OSError:
-            pass
-
-    def __enter__(self) -> _LogFile:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if self._fh is not None:
-            self._abandon()
-
-
-def environment_summary() -> str:  # pragma: no cover - debugging aid
-    return f"mixlab {__version__} on Python {sys.version.split()[0]} ({os.cpu_count()} cpus)"

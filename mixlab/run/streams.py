@@ -27,13 +27,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-import h5py
 import numpy as np
 from threadpoolctl import threadpool_limits
 
 from ..plugins.contract import check_finite, checked, code_failure
-from ..runfile.checkpoint import evaluator_state, read_state, write_state
-from ..runfile.store import RunStore
+from ..runfile.checkpoint import evaluator_state
+from ..runfile.streamfile import Checkpoint, StreamStore
 
 # BLAS threads of every stream, whatever -j: fixed so that float32 products (the ISL evaluator's
 # GEMMs) sum in the same order in every mode; one was also the faster on a loaded 2-core machine
@@ -80,7 +79,7 @@ def _fixed_blas_threads(fn: Callable) -> Callable:
 
 
 @_fixed_blas_threads
-def run_stream(store: RunStore, name: str, sampler: Any, rng: np.random.Generator, *,
+def run_stream(store: StreamStore, name: str, sampler: Any, rng: np.random.Generator, *,
                draws: int | None = None, seconds: float | None = None, thin: int = 1,
                evaluators: Iterable = (), record: bool | tuple = True,
                record_stats: bool = True, block: int | None = None,
@@ -123,27 +122,22 @@ def run_stream(store: RunStore, name: str, sampler: Any, rng: np.random.Generato
         raise ValueError(f"stream {name}: after_block is for thin = 1 (it sees every step's "
                          f"stats)")
     evaluators = list(evaluators)
-    g = store.stream_group(name)
-    ck = g.get("_checkpoint")
-    if ck is not None and ck.attrs.get("complete", False):
+    ck = store.checkpoint(name, len(evaluators))
+    if ck is not None and ck.complete:
         # nothing runs, but a file a killed writer left is deleted all the same (a worker's
         # hand-off of this last checkpoint, taken into run.h5 and not yet deleted)
         store.stream_segments(name)
-        state = _sampler_state(ck)
         _load_evaluators(ck, evaluators)
         _write_curves(store, evaluators)
-        store.safe_draws[name] = int(ck.attrs["count"])
-        return StreamResult(int(ck.attrs["count"]), float(ck.attrs["seconds"]), state,
-                            json.loads(ck.attrs["stats_mean"]))
+        store.safe_draws[name] = ck.count
+        return StreamResult(ck.count, ck.seconds, ck.state, ck.stats_mean)
 
     segments = store.stream_segments(name)
     if ck is not None:
-        count = int(ck.attrs["count"])
-        elapsed = float(ck.attrs["seconds"])
-        state = _sampler_state(ck)
-        _set_rng_state(rng, ck.attrs["rng"])
+        count, elapsed, state = ck.count, ck.seconds, ck.state
+        _set_rng_state(rng, ck.rng)
         _load_evaluators(ck, evaluators)
-        stat_sums = json.loads(ck.attrs["stat_sums"])
+        stat_sums = ck.stat_sums
     else:
         count, elapsed, stat_sums = 0, 0.0, {}
         try:
@@ -231,19 +225,18 @@ def run_stream(store: RunStore, name: str, sampler: Any, rng: np.random.Generato
             if done or time.perf_counter() - last_ck >= checkpoint_seconds:
                 stats_mean = {k: s / max(count, 1) for k, s in stat_sums.items()}
                 segments.flush()
-                segments.link(g)
-                _checkpoint(g, state, rng, evaluators, count, elapsed, stat_sums, stats_mean,
-                            segments.describe(), complete=done)
+                store.write_checkpoint(
+                    name, Checkpoint(state, _rng_state_json(rng),
+                                     [evaluator_state(ev) for ev in evaluators], count, elapsed,
+                                     stat_sums, stats_mean, complete=done),
+                    segments, [f"evaluator {i} ({type(ev).__name__})"
+                               for i, ev in enumerate(evaluators)])
                 if done:
-                    g.attrs["draws"] = count
-                    g.attrs["seconds"] = elapsed
-                    g.attrs["thin"] = thin
+                    store.finish_stream(name, count, elapsed, thin)
                 store.publish()
                 store.safe_draws[name] = count
                 last_ck = time.perf_counter()
-    g.attrs["draws"] = count
-    g.attrs["seconds"] = elapsed
-    g.attrs["thin"] = thin
+    store.finish_stream(name, count, elapsed, thin)
     stats_mean = {k: s / max(count, 1) for k, s in stat_sums.items()}
     _write_curves(store, evaluators)
     return StreamResult(count, elapsed, state, stats_mean)
@@ -297,26 +290,13 @@ def _signals_held():
             signal.raise_signal(s)
 
 
-def _sampler_state(ck: h5py.Group) -> dict:
-    """The sampler's state arrays (numeric datasets only: anything else in a file is ignored)."""
-    return {k: v[()] for k, v in ck["state"].items()
-            if isinstance(v, h5py.Dataset) and v.dtype.kind in "biufc"}
-
-
-def _load_evaluators(ck: h5py.Group, evaluators: list) -> None:
+def _load_evaluators(ck: Checkpoint, evaluators: list) -> None:
     """Give each evaluator back the state its checkpoint holds (data only, see checkpoint)."""
-    eg = ck.get("evaluators")
-    if not isinstance(eg, h5py.Group) or not all(
-            isinstance(eg.get(str(i)), h5py.Group) for i in range(len(evaluators))):
-        from ..errors import RunFileError
-
-        raise RunFileError(f"checkpoint {ck.name} does not hold the state of the stream's "
-                           f"{len(evaluators)} evaluator(s); start the run afresh with --force")
-    for i, ev in enumerate(evaluators):
-        ev.load_state(read_state(eg[str(i)]))
+    for ev, state in zip(evaluators, ck.evaluators, strict=True):
+        ev.load_state(state)
 
 
-def _write_curves(store: RunStore, evaluators: list) -> None:
+def _write_curves(store: StreamStore, evaluators: list) -> None:
     for ev in evaluators:
         x, y, yerr = ev.curve()
         store.write_metric(ev.metric, ev.series, x, y, yerr,
@@ -342,26 +322,3 @@ def _summaries(summarize: Callable, buf: dict, name: str, layout: dict) -> dict:
                              f"shaped (chain, draw) = {(chains, n)}, got {v.shape}")
         out[f"summary/{stat}"] = v
     return out
-
-
-def _checkpoint(g: h5py.Group, state: dict, rng: np.random.Generator, evaluators: list,
-                count: int, elapsed: float, stat_sums: dict, stats_mean: dict,
-                segments: dict, complete: bool) -> None:
-    if "_checkpoint" in g:
-        del g["_checkpoint"]
-    ck = g.create_group("_checkpoint")
-    sg = ck.create_group("state")
-    for k, v in state.items():
-        sg.create_dataset(k, data=np.asarray(v))
-    eg = ck.create_group("evaluators")
-    for i, ev in enumerate(evaluators):
-        write_state(eg.create_group(str(i)), evaluator_state(ev),
-                    f"evaluator {i} ({type(ev).__name__}) of stream {g.name}")
-    ck.attrs["rng"] = _rng_state_json(rng)
-    ck.attrs["count"] = count
-    ck.attrs["seconds"] = elapsed
-    ck.attrs["stat_sums"] = json.dumps(stat_sums)
-    ck.attrs["stats_mean"] = json.dumps(stats_mean)
-    ck.attrs["complete"] = complete
-    for k, v in segments.items():
-        ck.attrs[k] = v

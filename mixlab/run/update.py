@@ -35,6 +35,7 @@ from typing import Any
 import h5py
 
 from .. import __version__
+from ..runfile.streamfile import checkpoint_complete, has_checkpoint
 
 #: spec keys that change no number of a run
 NEUTRAL_KEYS = ("name", "description", "plugins")
@@ -296,8 +297,7 @@ class Plan:
 
 
 def _complete(g: h5py.Group) -> bool:
-    ck = g.get("_checkpoint")
-    return isinstance(ck, h5py.Group) and bool(ck.attrs.get("complete", False))
+    return checkpoint_complete(g)
 
 
 def _stream_groups(streams, prefix: str = ""):
@@ -306,7 +306,7 @@ def _stream_groups(streams, prefix: str = ""):
     for name, g in (streams.items() if isinstance(streams, h5py.Group) else ()):
         if not isinstance(g, h5py.Group):
             continue
-        if "_checkpoint" in g or "inputs" in g.attrs:
+        if has_checkpoint(g) or "inputs" in g.attrs:
             yield prefix + name, g
         else:
             yield from _stream_groups(g, f"{prefix}{name}/")
@@ -415,7 +415,7 @@ def stale_note(run_dir: Path, spec: dict) -> str:
 
     try:
         with RunReader(run_dir) as r:
-            todo = plan(r.f, spec)
+            todo = plan(r.file_for_update(), spec)
     except Exception:      # a note only: the run itself was judged complete
         return ""
     return "" if todo.empty else f"but stale: --update would {todo.summary()}"

@@ -137,6 +137,12 @@ def directory_lock(directory: str | os.PathLike, what: str) -> Iterator[RunLock]
 _HELD: weakref.WeakSet[RunLock] = weakref.WeakSet()
 
 
+def release_inherited() -> None:
+    """Close this process's copies of the locks it inherited (a forked worker's hand-off: the
+    lock stays its parent's alone)."""
+    _close_inherited()
+
+
 def _close_inherited() -> None:
     for lock in list(_HELD):
         if lock._fd >= 0:

@@ -36,10 +36,11 @@ import numpy as np
 from ..errors import RunFileError
 from . import confined
 from .atomic import WriteFailure
-from .check import check_run_file, open_run_file, read_bound, refuse_vds_prefix
+from .check import check_run_file, declared_bytes, open_run_file, read_bound, refuse_vds_prefix
 from .lock import RunLock, last_writer, live_writer
-from .segments import StreamSegments, missing_sources
+from .segments import missing_sources
 from .segments import pack_bool as pack_bool  # re-exported: readers unpack with store.unpack_bool
+from .streamfile import StreamCheckpoints
 from .yaml_text import YamlRefused, load_stored
 
 STATUSES = ("running", "complete", "failed", "interrupted")
@@ -89,7 +90,7 @@ FORMAT_VERSION = 2  # run-file format: 2 = crash-safe (segments + atomic snapsho
 RUN_FILE = "run.h5"
 
 
-class RunStore:
+class RunStore(StreamCheckpoints):
     """The writer of one run: holds the run's writer lock and an in-memory copy of ``run.h5``.
 
     Every change goes to the in-memory file; :meth:`publish` replaces ``run.h5`` on disk with it
@@ -183,6 +184,11 @@ class RunStore:
     def status(self) -> str:
         return str(_from_attr(self.f.attrs.get("status", "running")))
 
+    @property
+    def attrs(self) -> dict:
+        """The run's root attributes (provenance, spec, status) as plain values."""
+        return {k: _from_attr(v) for k, v in self.f.attrs.items()}
+
     def set_status(self, status: str, error: str | None = None) -> None:
         """Set and publish the run's status (with the one-line reason of a failure)."""
         assert status in STATUSES, status
@@ -197,15 +203,33 @@ class RunStore:
         for k, v in attrs.items():
             self.f.attrs[k] = _to_attr(v)
 
-    # -- streams ----------------------------------------------------------------------------------
-    def stream_group(self, name: str) -> h5py.Group:
-        """The group ``/streams/<name>`` (created if needed); for the runner."""
+    # -- streams (their checkpoints: mixlab.runfile.streamfile) -----------------------------------
+    def _stream_group(self, name: str) -> h5py.Group:
+        """The group ``/streams/<name>`` (created if needed)."""
         return self.f.require_group(f"streams/{name}")
 
-    def stream_segments(self, name: str) -> StreamSegments:
-        """The stream's segment files as of its last checkpoint (orphans deleted)."""
-        ck = self.stream_group(name).get("_checkpoint")
-        return StreamSegments.open(self.run_dir, name, None if ck is None else ck.attrs)
+    def stream_names(self) -> list[str]:
+        """The streams written so far."""
+        g = self.f.get("streams")
+        return [] if g is None else list(g)
+
+    def stream_attrs(self, name: str) -> dict:
+        """A stream's attributes (draws, seconds, thin once finished) as plain values."""
+        g = self.f.get(f"streams/{name}")
+        return {} if g is None else {k: _from_attr(v) for k, v in g.attrs.items()}
+
+    def summary_names(self, name: str) -> list[str]:
+        """The per-draw summaries stream ``name`` records (``summary/<stat>``)."""
+        g = self.f.get(f"streams/{name}/summary")
+        return [] if g is None else list(g)
+
+    def set_inputs(self, kind: str, name: str, record: dict) -> None:
+        """Record what stream or stage ``name`` depends on (``kind`` "streams" or "stages"; the
+        record is mixlab.run.update's), as the JSON attribute ``inputs`` of its group."""
+        if kind not in ("streams", "stages"):
+            raise ValueError(f"inputs are recorded for streams or stages, not {kind!r}")
+        g = self.f.require_group(f"{kind}/{name}")
+        g.attrs["inputs"] = json.dumps(record, sort_keys=True, default=str)
 
     # -- results, metrics, arrays ---------------------------------------------------------------
     def set_result(self, key: str, value: Any) -> None:
@@ -285,6 +309,11 @@ class RunStore:
                 out[key] = unpack_bool(raw, shape) if packed else raw
         return out
 
+    def file_for_update(self) -> h5py.File:
+        """The open in-memory run file, for mixlab.run.update's plan and discard alone (they
+        walk the streams' and stages' input records)."""
+        return self.f
+
     # -- stages -----------------------------------------------------------------------------------
     def stage_done(self, name: str) -> bool:
         path = f"stages/{name}"
@@ -361,6 +390,11 @@ class RunReader:
     @property
     def attrs(self) -> dict:
         return {k: _from_attr(v) for k, v in self.f.attrs.items()}
+
+    def file_for_update(self) -> h5py.File:
+        """The open run file, for mixlab.run.update's plan alone (it walks the streams' and
+        stages' input records)."""
+        return self.f
 
     @property
     def spec(self) -> dict:
@@ -467,6 +501,21 @@ class RunReader:
         if ds.attrs.get("packed", False):
             return unpack_bool(raw, tuple(int(s) for s in ds.attrs["shape"]))
         return raw
+
+    def stream_shape(self, name: str, key: str) -> tuple[int, ...] | None:
+        """The shape of ``streams/<name>/<key>`` as :meth:`stream` returns it (booleans
+        unpacked), None if the run has no such dataset."""
+        ds = self.f.get(f"streams/{name}/{key}")
+        if not isinstance(ds, h5py.Dataset):
+            return None
+        if ds.attrs.get("packed", False):
+            return tuple(int(s) for s in ds.shape[:2]) + tuple(int(s) for s in ds.attrs["shape"])
+        return tuple(int(s) for s in ds.shape)
+
+    def stream_nbytes(self, name: str, key: str) -> int:
+        """The bytes ``streams/<name>/<key>`` takes once read (booleans unpacked, a byte each)."""
+        ds = self.f[f"streams/{name}/{key}"]
+        return declared_bytes(ds) * (8 if ds.attrs.get("packed", False) else 1)
 
     def stream_summaries(self, name: str) -> dict:
         """``{stat: (chain, draw) float64}`` scalar summaries recorded with the stream (those

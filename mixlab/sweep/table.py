@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -58,8 +57,7 @@ def _write_bookkeeping(path: Path, text: str) -> None:
 class _Table:
     """The sweep's bookkeeping: one row per point, rewritten to sweep.csv as points end."""
 
-    def __init__(self, sweep_dir: Path, grid: dict, summary: list[str], dirs: list[Path],
-                 on_point: Callable[[int, Path, str], None] | None = None):
+    def __init__(self, sweep_dir: Path, grid: dict, summary: list[str], dirs: list[Path]):
         self.path = sweep_dir / "sweep.csv"
         self.grid, self.summary, self.dirs = grid, summary, dirs
         self.points = grid_points(grid)
@@ -67,14 +65,11 @@ class _Table:
         self.status, self.error = [PENDING] * n, [""] * n
         self.results: list[dict] = [{} for _ in range(n)]
         self.happened = [""] * n
-        self.on_point = on_point
 
     def record(self, i: int, out: dict) -> None:
         self.status[i], self.error[i] = out["status"], out["error"]
         self.results[i], self.happened[i] = out["results"], out["happened"]
         self.write()
-        if self.on_point is not None:
-            self.on_point(i, self.dirs[i], self.status[i])
 
     def keys(self) -> list[str]:
         return self.summary or sorted({k for r in self.results for k in r})

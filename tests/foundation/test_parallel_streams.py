@@ -201,7 +201,7 @@ def test_a_kill_between_taking_a_final_hand_off_and_deleting_it_leaves_no_file(
                     real_ingest(self, name, handoff)
                 finally:
                     parallel.confined.remove = real_remove
-                if self.store.stream_group(name)["_checkpoint"].attrs.get("complete", False):
+                if self.store.stream_done(name):
                     os.kill(os.getpid(), signal.SIGKILL)     # published, file not yet deleted
                 for root, rel in removed:
                     real_remove(root, rel)

@@ -1,19 +1,17 @@
 """Sweeps: one run per grid point, seeded by the point's index, whatever runs it."""
 
 import csv
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
 
 from mixlab.cli import cli
+from mixlab.launch.launchers import ProcessLauncher
+from mixlab.runfile.lock import directory_lock
 from mixlab.runfile.store import RunReader
-from mixlab.sweep import launch
 from mixlab.sweep.grid import plan
-from mixlab.sweep.launch import run_sweep
+from mixlab.sweep.launch import run_points, run_sweep
 
 TOY = """
 experiment: toy.gaussian
@@ -74,7 +72,8 @@ def test_pool_and_dask_localcluster_identical(spec, tmp_path):
     # results depend on neither. The default spawned pool is `mixlab sweep -j 2`'s, tested end
     # to end in tests/sweeps/test_sweep_pool_kill.py.
     import mixlab.plotting  # noqa: F401
-    run_sweep(sweep_dir, specs, grid, summary, workers=2, start_method="fork")
+    with ProcessLauncher(2, "fork") as launcher, directory_lock(sweep_dir, "sweep"):
+        run_points(sweep_dir, specs, grid, summary, launcher)
     pool = _streams(sweep_dir / "sweep.csv")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster:
@@ -95,28 +94,3 @@ def test_bad_axis_is_usage_error(spec):
     assert r.exit_code == 2 and "'chains'" in r.output
 
 
-def test_pool_workers_get_one_thread_each(monkeypatch):
-    """A sweep's (and a league's) pool workers inherit one BLAS thread and one thread of
-    mixlab's threaded kernels unless the user set them; the parent's environment is restored;
-    a stream pool's worker sets the same for itself."""
-    names = ("OPENBLAS_NUM_THREADS", "MIXLAB_KERNEL_THREADS")
-    seen = []
-
-    def pool_pass(*args, **kwargs):
-        seen.append({v: os.environ.get(v) for v in names})
-        return []
-    monkeypatch.setattr(launch, "_pool_pass", pool_pass)
-    for v in names:
-        monkeypatch.delenv(v, raising=False)
-    launch._run_on_pool(2, [], [], [], None)
-    monkeypatch.setenv("MIXLAB_KERNEL_THREADS", "2")
-    launch._run_on_pool(2, [], [], [], None)
-    assert seen == [dict.fromkeys(names, "1"), {"OPENBLAS_NUM_THREADS": "1",
-                                                "MIXLAB_KERNEL_THREADS": "2"}]
-    assert os.environ.get("OPENBLAS_NUM_THREADS") is None
-    code = ("import os; from mixlab.run.workers import _one_thread; _one_thread(); "
-            "from mixlab.rbm.kernels import threads; "
-            "print(os.environ['MIXLAB_KERNEL_THREADS'], threads())")
-    env = {k: v for k, v in os.environ.items() if k != "MIXLAB_KERNEL_THREADS"}
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
-    assert out.stdout.split() == ["1", "1"], out.stderr

@@ -22,7 +22,7 @@ def test_one_cell_of_each_target_first_then_longest_then_those_that_would_wait()
     expected first (a target with none finished: its length unknown, counting as longest),
     and last the cells of a target whose started cells are all still running (the first may
     be computing the truth they would wait for)."""
-    order = StartOrder(_cells("Ag Af Bg Bf Cg"), workers=2)
+    order = StartOrder(_cells("Ag Af Bg Bf Cg"), workers=2).order
     assert order([0, 1, 2, 3, 4], {}) == [0, 2, 4, 1, 3]
     assert order([1, 3, 4], {}) == [4, 1, 3]                     # C not started yet
     assert order([1, 3], {0: 5.0}, {2: 1.0}) == [1, 3]           # B running, none finished
@@ -59,13 +59,14 @@ def test_the_cell_that_ends_the_league_earliest_starts_first():
     cell here ends it at 4 s (2 here; 3 there from 1 to 4; 2 here from 2 to 4)."""
     cells = _cells("Pa Pb Qc Qd Re Rf Sg Sh")
     took = {0: 3.0, 2: 2.0, 4: 2.0, 6: 2.0}       # each target's length: its finished cell's
-    order = StartOrder(cells, workers=2)
-    assert [order.expected(took)(i) for i in (1, 3, 5, 7)] == pytest.approx([3.0, 2.0, 2.0, 2.0])
+    schedule = StartOrder(cells, workers=2)
+    order = schedule.order
+    assert [schedule.expected(took)(i) for i in (1, 3, 5, 7)] == pytest.approx([3.0, 2.0, 2.0, 2.0])
     assert order([1, 3, 5], took, {7: 1.0}) == [3, 1, 5]
     # the other worker free now: 3 here and 2 + 2 there end at 4 either way; longest first
     assert order([1, 3, 5], took, {7: 2.5}) == [1, 3, 5]
     # one worker: every order ends at the same time; longest first
-    assert StartOrder(cells, workers=1)([1, 3, 5], took) == [1, 3, 5]
+    assert StartOrder(cells, workers=1).order([1, 3, 5], took) == [1, 3, 5]
 
 
 def test_a_long_queue_starts_longest_expected_first(monkeypatch):
@@ -76,4 +77,4 @@ def test_a_long_queue_starts_longest_expected_first(monkeypatch):
     cells = _cells("Pa Pb Qc Qd Re Rf Sg Sh")
     took = {0: 3.0, 2: 2.0, 4: 2.0, 6: 2.0}
     monkeypatch.setattr(schedule, "LOOKAHEAD_MAX", 2)
-    assert StartOrder(cells, workers=2)([1, 3, 5], took, {7: 1.0}) == [1, 3, 5]
+    assert StartOrder(cells, workers=2).order([1, 3, 5], took, {7: 1.0}) == [1, 3, 5]

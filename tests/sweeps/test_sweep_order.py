@@ -1,6 +1,6 @@
-"""A sweep starts its points in the order its ``order(left, took, running)`` asks for, told
-the wall time of each point finished so far and of each running, one process or a pool; and
-calls ``when_idle`` once a worker of the pool has no point left to start."""
+"""A sweep starts its points in the order its ordering policy (mixlab.launch.order) asks for,
+told the wall time of each point finished so far and of each running, one process or a pool; and
+calls the policy's ``idle`` once a worker of the pool has no point left to start."""
 
 from __future__ import annotations
 
@@ -8,10 +8,34 @@ import time
 
 import pytest
 
+from mixlab.launch.launchers import choose
+from mixlab.launch.order import Order
 from mixlab.plugins import registry
 from mixlab.spec.schema import Param
 from mixlab.sweep.grid import plan
-from mixlab.sweep.launch import run_sweep
+from mixlab.sweep.launch import run_points
+
+
+def run_sweep(sweep_dir, specs, grid, summary, workers=1, order=None):
+    """The sweep's points on forked workers (they see this process's test kind)."""
+    with choose(workers, None, "fork") as launcher:
+        return run_points(sweep_dir, specs, grid, summary, launcher, order)
+
+
+class Calls(Order):
+    def __init__(self, fn=None, ended=None, idle=None):
+        self.fn, self.on_end, self.on_idle = fn, ended, idle
+
+    def order(self, left, took, running):
+        return self.fn(left, took, running) if self.fn else list(left)
+
+    def ended(self, i, end):
+        if self.on_end:
+            self.on_end(i)
+
+    def idle(self):
+        if self.on_idle:
+            self.on_idle()
 
 
 def _sleepy(ctx):
@@ -46,8 +70,7 @@ def test_points_start_in_the_asked_order_and_the_order_sees_their_times(tmp_path
         calls.append((list(left), dict(took), dict(running)))
         return sorted(left, reverse=True)
 
-    outcome = run_sweep(sweep_dir, specs, grid, summary, workers=workers, order=reverse,
-                        start_method="fork")
+    outcome = run_sweep(sweep_dir, specs, grid, summary, workers=workers, order=Calls(reverse))
     assert outcome.status == ["complete"] * 5
     assert [c[0] for c in calls] == [[0, 1, 2, 3, 4], [0, 1, 2, 3], [0, 1, 2], [0, 1], [0]]
     # each call is told of the points finished before it, and how long each took
@@ -68,21 +91,19 @@ def test_points_start_in_the_asked_order_and_the_order_sees_their_times(tmp_path
 
 def test_an_order_that_drops_a_point_is_refused(tmp_path):
     sweep_dir, specs, summary, grid = _sweep(tmp_path, [0.0, 0.0])
-    with pytest.raises(ValueError, match="the points left, reordered"):
-        run_sweep(sweep_dir, specs, grid, summary, order=lambda left, took, running: left[:1])
+    with pytest.raises(ValueError, match="left, reordered"):
+        run_sweep(sweep_dir, specs, grid, summary,
+                  order=Calls(lambda left, took, running: left[:1]))
 
 
 def test_when_idle_is_called_once_a_worker_has_no_point_left(tmp_path):
     """With two workers and three points, the first two ending leave the third to start; only
-    after that does a point's end leave a worker without one: ``when_idle`` is called then (as
+    after that does a point's end leave a worker without one: the policy's ``idle`` is called then (as
     each of the last two ends), each time after that point's bookkeeping."""
     sweep_dir, specs, summary, grid = _sweep(tmp_path, [0.0, 0.6, 0.2])
     seen, recorded = [], []
 
-    def on_point(i, run_dir, status):
-        recorded.append(i)
-
-    run_sweep(sweep_dir, specs, grid, summary, workers=2, start_method="fork",
-              on_point=on_point, when_idle=lambda: seen.append(list(recorded)))
+    run_sweep(sweep_dir, specs, grid, summary, workers=2,
+              order=Calls(ended=recorded.append, idle=lambda: seen.append(list(recorded))))
     assert len(seen) == 2                           # not when point 0 ended (2 was to start)
     assert seen[0][0] == 0 and seen[0][-1] == 2 and seen[1] == [0, 2, 1]
