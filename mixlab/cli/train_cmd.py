@@ -169,7 +169,7 @@ def _refuse_other_training(spec: dict, run_dir: Path, output: Path) -> str:
     (nothing is touched). Returns "model only" when the run directory is gone but ``output``
     holds this very training, else "go"."""
     from ..rbm.model_file import model_attrs, written_from
-    from ..run.context import run_state
+    from ..run.lifecycle import run_state
     from ..runfile.store import RunReader
     from ..spec.resolver import dump
 

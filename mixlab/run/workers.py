@@ -35,6 +35,7 @@ from .remote import land_chunk, stream_chunk
 from .streams import StreamResult, _signals_held, run_stream
 
 HANDOFF_PREFIX = "handoff-"     # the hand-off files of a stream's checkpoints, in its segment dir
+SERVE_SECONDS = 0.1             # the longest SIGINT/SIGTERM waits while the parent takes messages
 _PROGRESS_SECONDS = 0.25        # a worker reports its draw count at most this often
 
 
@@ -172,9 +173,12 @@ class StreamPool:
         self.launcher.submit(task)
 
     def _serve(self, timeout: float | None = None, stopping: bool = False) -> None:
-        """Handle the workers' messages (checkpoints, progress, ends) until one arrives."""
-        for event in self.launcher.wait(timeout=timeout):
-            with _signals_held():         # a message taken is handled: no checkpoint is lost
+        """Handle the workers' messages (checkpoints, progress, ends) that arrive within
+        ``timeout`` (at most :data:`SERVE_SECONDS`: the callers loop). A message taken is
+        handled before SIGINT or SIGTERM is let through, so no hand-off file is left behind."""
+        wait = SERVE_SECONDS if timeout is None else min(timeout, SERVE_SECONDS)
+        with _signals_held():
+            for event in self.launcher.wait(timeout=wait):
                 job = self.running[event.key]
                 if isinstance(event, Ended):
                     self._finish(job, event, stopping)
