@@ -225,7 +225,8 @@ def write_calibration(league_dir: Path, spec: dict, entries: list[Entry],
     from . import calibration
 
     labels = {c["label"]: c["sampler"] for c in cells}
-    rows = calibration.summary(entries, spec["family"], labels)
+    definitions = {c["target"]["name"]: c["target"]["definition"] for c in cells}
+    rows = calibration.summary(entries, spec["family"], labels, definitions)
     md = calibration.markdown(rows, spec["family"])
     confined.write_atomic(league_dir, "calibration.md", md.encode())
     confined.write_atomic(league_dir, "calibration.csv", calibration.csv_text(rows).encode())

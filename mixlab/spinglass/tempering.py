@@ -52,8 +52,9 @@ def geometric_ladder(replicas: int, beta_min: float) -> np.ndarray:
 
 class ParallelTempering:
     """Replica exchange on a :class:`SpinGlass` (see module doc). ``chains``; ``init``
-    ('random' | 'plus' | 'minus', every replica); ``replicas`` K; ``beta_min``; ``sweep``
-    ('gibbs' | 'metropolis'). State: ``x (R+2, C+2, K·chains)`` padded spins (slot ``k·chains +
+    ('random' | 'plus' | 'minus', every replica; 'plus_minus': every replica of an
+    even-numbered chain +1, of an odd-numbered one −1); ``replicas`` K; ``beta_min``;
+    ``sweep`` ('gibbs' | 'metropolis'). State: ``x (R+2, C+2, K·chains)`` padded spins (slot ``k·chains +
     c`` starts as replica ``k`` of chain ``c``), ``perm (chains, K)`` int64 slots per rung."""
 
     def __init__(self, model: SpinGlass, chains: int = 1, init: str = "random",
@@ -74,6 +75,12 @@ class ParallelTempering:
     def init(self, rng: np.random.Generator) -> dict:
         state = self.base.init(rng)
         K, C = self.replicas, self.chains
+        if self.base.init_mode == "plus_minus":
+            # the base sweep alternates signs over its K·C slots, so with C odd a chain's
+            # replicas would start at both signs and swaps would hand its β = 1 rung the other
+            # one: the start follows the chain (slot k·C + c belongs to chain c)
+            sign = np.where(np.arange(K * C) % C % 2 == 0, 1.0, -1.0)
+            state["x"][1:-1, 1:-1] = sign.astype(state["x"].dtype)[None, None, :]
         state["perm"] = (np.arange(K)[None, :] * C + np.arange(C)[:, None]).astype(np.int64)
         return state
 

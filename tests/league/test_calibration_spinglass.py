@@ -97,3 +97,33 @@ def test_mixlab_plugins_does_not_list_the_calibration_samplers():
 
     r = run_mixlab("plugins")
     assert r.returncode == 0 and "gibbs" in r.stdout and "cal-" not in r.stdout
+
+
+def test_field_sign_counts_as_correct_where_every_field_is_zero():
+    """Flipping zero fields leaves the model as it is: on the critical ferromagnet and the ±J
+    glass ``field_sign`` is Gibbs itself, so a calibration table must not count its verdict
+    there as a miss; on the random grids (fields U[-1, 1]) it stays wrong."""
+    from mixlab.league import calibration
+    from mixlab.league.rank import Entry
+    from mixlab.league.target_spinglass import spinglass_model
+    from mixlab.league.targets import standard_targets
+
+    defs = standard_targets("spinglass")
+    entry = cal.SET["field_sign"][0]
+    for name in ("critical-16x64", "pmj-16x16-b3"):
+        model = spinglass_model(defs[name])
+        flipped = cal.field_flipped(model)
+        assert np.array_equal(flipped.field, model.field)
+        assert calibration.expected("spinglass", "field_sign", entry, defs[name]) == "correct"
+        assert calibration.expected("spinglass", "dropped_row", cal.SET["dropped_row"][0],
+                                    defs[name]) == "wrong"
+    assert calibration.expected("spinglass", "field_sign", entry,
+                                defs["mixed-c0.5"]) == "wrong"
+    assert calibration.expected("spinglass", "field_sign", entry) == "wrong"
+
+    labels = {"gibbs": cal.SET["gibbs"][0], "field_sign": entry}
+    entries = [Entry(t, s, "complete", "", {"verdict/verdict": "ok"})
+               for t in ("critical-16x64", "mixed-c0.5") for s in labels]
+    rows = {r[0]: r for r in calibration.summary(entries, "spinglass", labels, defs)}
+    assert rows["critical-16x64"][1:3] == (2, 2) and rows["critical-16x64"][5] == 0
+    assert rows["mixed-c0.5"][1:3] == (1, 1) and rows["mixed-c0.5"][5:10:3] == (1, 1)

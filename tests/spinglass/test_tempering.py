@@ -169,3 +169,13 @@ def test_the_experiments_charge_every_replica():
     _, _, used = _run_mcmc(pt, model, {"chains": 4, "updates": 4 * 27 * 10, "burn_in": 0.1},
                            np.random.default_rng(0))
     assert used == 4 * 27 * 10                  # 10 steps of 4 chains x 3 replicas x 9 sites
+
+
+@pytest.mark.parametrize("chains", [3, 4])
+def test_plus_minus_starts_every_replica_of_a_chain_at_its_chain_sign(chains):
+    """The league's overdispersed starts: chain c's every rung (its β = 1 draw included) at +1
+    for even c and −1 for odd c, whatever the parity of the chain count."""
+    pt = ParallelTempering(frustrated_3x3(), chains=chains, init="plus_minus", replicas=4)
+    spins = pt.rung_samples(pt.init(np.random.default_rng(0)))          # (chains, K, 3, 3)
+    for c in range(chains):
+        assert spins[c].all() if c % 2 == 0 else not spins[c].any(), c

@@ -45,20 +45,27 @@ def is_calibration_sampler(kind) -> bool:
     return str(getattr(kind, "module", "")).startswith(PREFIX)
 
 
-def expected(family: str, label: str, entry: dict) -> str:
+def expected(family: str, label: str, entry: dict, definition: dict | None = None) -> str:
     """``correct``, ``wrong`` or ``""`` (unknown) for a sampler of a calibration league: a
     tempered calibration sampler is wrong unless ``beta`` is 1; otherwise the set's word for
-    the label (if its method is the set's), else for a set entry of the same method alone."""
+    the label (if its method is the set's), else for a set entry of the same method alone.
+    With the target's ``definition``, a wrong-on-purpose sampler whose change leaves that
+    target's model as it is (the module's ``alters(method, definition)`` says no: flipping
+    the sign of fields that are all zero) samples the target exactly there: ``correct``."""
     mod = load(family)
     method = str(entry.get("method", label))
     if method.startswith("cal-tempered"):
-        return "correct" if float(entry.get("beta", 0.9)) == 1.0 else "wrong"
-    if label in mod.SET and mod.SET[label][0]["method"] == method:
-        return mod.SET[label][1]
-    for set_entry, word in mod.SET.values():
-        if set_entry == {"method": method}:
-            return word
-    return ""
+        word = "correct" if float(entry.get("beta", 0.9)) == 1.0 else "wrong"
+    elif label in mod.SET and mod.SET[label][0]["method"] == method:
+        word = mod.SET[label][1]
+    else:
+        word = next((w for set_entry, w in mod.SET.values() if set_entry == {"method": method}),
+                    "")
+    alters = getattr(mod, "alters", None)
+    if word == "wrong" and definition is not None and alters is not None \
+            and not alters(method, definition):
+        return "correct"
+    return word
 
 
 HEAD = ("target", "correct", "correct ok", "correct not mixed", "correct biased (false)",
@@ -66,19 +73,21 @@ HEAD = ("target", "correct", "correct ok", "correct not mixed", "correct biased 
         "misses")
 
 
-def summary(entries, family: str, labels: dict[str, dict]) -> list[tuple]:
+def summary(entries, family: str, labels: dict[str, dict],
+            definitions: dict[str, dict] | None = None) -> list[tuple]:
     """One row per target (see :data:`HEAD`): counts of the verdicts of the correct and the
     wrong samplers, and the labels of the false ``biased`` and of the wrong samplers not
-    found ``biased`` (with their verdicts)."""
+    found ``biased`` (with their verdicts). ``definitions``: target name -> definition, for
+    :func:`expected`'s per-target word."""
     by_target: dict[str, list] = {}
     for e in entries:
         by_target.setdefault(e.target, []).append(e)
     rows = []
     for target, group in by_target.items():
-        right = [e for e in group if expected(family, e.sampler, labels[e.sampler]) == "correct"
-                 and e.status == "complete"]
-        wrong = [e for e in group if expected(family, e.sampler, labels[e.sampler]) == "wrong"
-                 and e.status == "complete"]
+        d = (definitions or {}).get(target)
+        words = [expected(family, e.sampler, labels[e.sampler], d) for e in group]
+        right = [e for e, w in zip(group, words) if w == "correct" and e.status == "complete"]
+        wrong = [e for e, w in zip(group, words) if w == "wrong" and e.status == "complete"]
         count = lambda es, v: sum(e.verdict == v for e in es)  # noqa: E731
         rows.append((target, len(right), count(right, "ok"), count(right, "not mixed"),
                      count(right, "biased"), len(wrong), count(wrong, "biased"),
@@ -92,7 +101,9 @@ def summary(entries, family: str, labels: dict[str, dict]) -> list[tuple]:
 def markdown(rows: list[tuple], family: str) -> str:
     out = [f"# {family} calibration", "",
            "Verdicts of samplers known to be correct (any `biased` is a false alarm) and "
-           "known to be wrong (any verdict but `biased` is a miss), per target.", "",
+           "known to be wrong (any verdict but `biased` is a miss), per target. A sampler "
+           "wrong on purpose whose change leaves a target's model as it is (flipping the "
+           "sign of zero fields) counts as correct on that target.", "",
            "| " + " | ".join(HEAD) + " |", "|" + "---|" * len(HEAD)]
     out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
     total = [sum(r[i] for r in rows) for i in range(1, 9)]

@@ -13,7 +13,8 @@ Wrong (each is an exact sampler of another model, so what it targets is known):
 
 - ``cal-tempered-gibbs`` (``beta``): checkerboard Gibbs on ``β θ``, i.e. ``p(x)^β``;
 - ``cal-tempered-metropolis`` (``beta``): checkerboard Metropolis on ``β θ``;
-- ``cal-field-sign``: checkerboard Gibbs with every field's sign flipped;
+- ``cal-field-sign``: checkerboard Gibbs with every field's sign flipped (where every field
+  is 0 this is the target itself, and :func:`alters` says so: it counts as correct there);
 - ``cal-dropped-row``: checkerboard Gibbs without the last row's couplings (the horizontal
   ones inside it and the vertical ones into it).
 
@@ -189,6 +190,17 @@ def tempered(model: SpinGlass, beta: float) -> SpinGlass:
 
 def field_flipped(model: SpinGlass) -> SpinGlass:
     return SpinGlass(-model.field, model.right.copy(), model.down.copy())
+
+
+def alters(method: str, definition: dict) -> bool:
+    """Whether the wrong-on-purpose sampler ``method`` samples another model than the target
+    of ``definition``: flipping the fields' signs changes nothing where every field is 0 (the
+    critical ferromagnet and the ±J glass), so there ``cal-field-sign`` is Gibbs itself."""
+    if method != "cal-field-sign":
+        return True
+    from ..target_spinglass import spinglass_model
+
+    return bool(np.any(spinglass_model(definition).field != 0))
 
 
 def dropped_row(model: SpinGlass) -> SpinGlass:
