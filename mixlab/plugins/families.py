@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..runfile.streamfile import RESERVED_KEYS
 from . import registrations
 from .registrations import FamilyRegistrationError
 
@@ -242,7 +243,7 @@ def cost_statistic(name: str) -> str:
 # a plugin's family
 
 _NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
-_RESERVED_DRAWS = ("time", "stats", "summary", "_checkpoint", "league_work")
+_RESERVED_DRAWS = (*RESERVED_KEYS, "league_work")   # a stream's own groups in the run file
 _TEXT = {"target": "what the factories' target is (its attributes and the model's density)",
          "step": "what one step of a sampler means",
          "cost_help": "what one unit of the cost statistic counts",
