@@ -77,23 +77,30 @@ def aligned_batches(legs: list[dict]) -> np.ndarray | None:
 
 def normal_scores(v: np.ndarray) -> np.ndarray:
     """Blom's normal scores of each column of ``v (S, n)`` (ties get their average rank), as
-    mixlab.league.ess's rank normalisation of one array, for every column at once."""
+    mixlab.league.ess's rank normalisation of one array, for every column at once. The columns
+    are sorted as contiguous rows of ``v.T``, and average ranks are worked out only for the
+    columns that hold ties."""
     from scipy.special import ndtri
 
-    S = v.shape[0]
-    order = np.argsort(v, axis=0, kind="stable")
-    s = np.take_along_axis(v, order, axis=0)
-    pos = np.broadcast_to(np.arange(S)[:, None], v.shape)
-    differs = s[1:] != s[:-1]
-    starts = np.ones(v.shape, bool)
-    starts[1:] = differs
-    ends = np.ones(v.shape, bool)
-    ends[:-1] = differs
-    first = np.maximum.accumulate(np.where(starts, pos, 0), axis=0)
-    last = np.minimum.accumulate(np.where(ends, pos, S - 1)[::-1], axis=0)[::-1]
-    ranks = np.empty(v.shape)
-    np.put_along_axis(ranks, order, (first + last) / 2 + 1, axis=0)
-    return ndtri((ranks - 3 / 8) / (S - 2 * 3 / 8 + 1))
+    S, n = v.shape
+    w = np.ascontiguousarray(v.T)                                   # (n, S)
+    order = np.argsort(w, axis=1, kind="stable")
+    s = np.take_along_axis(w, order, axis=1)
+    differs = s[:, 1:] != s[:, :-1]                                 # (n, S - 1)
+    sorted_ranks = np.broadcast_to(np.arange(1.0, S + 1), (n, S)).copy()
+    tied = np.nonzero(~differs.all(axis=1))[0]
+    if tied.size:
+        pos = np.broadcast_to(np.arange(S), (tied.size, S))
+        starts = np.ones((tied.size, S), bool)
+        starts[:, 1:] = differs[tied]
+        ends = np.ones((tied.size, S), bool)
+        ends[:, :-1] = differs[tied]
+        first = np.maximum.accumulate(np.where(starts, pos, 0), axis=1)
+        last = np.minimum.accumulate(np.where(ends, pos, S - 1)[:, ::-1], axis=1)[:, ::-1]
+        sorted_ranks[tied] = (first + last) / 2 + 1
+    ranks = np.empty((n, S))
+    np.put_along_axis(ranks, order, sorted_ranks, axis=1)
+    return ndtri((ranks.T - 3 / 8) / (S - 2 * 3 / 8 + 1))
 
 
 def split_rhat(means: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
