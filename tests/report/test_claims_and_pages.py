@@ -44,7 +44,7 @@ def runs(tmp_path_factory):
         r = f["results"].attrs
         r["isl_final/rates-fpcd"], r["isl_final/gibbs"] = -75.4, -117.0
         r["isl_train_set"] = -85.6
-        r["speedup/rates-fpcd"] = "not reached within budget (> 120x: gibbs never reaches -80)"
+        r["speedup@100/rates-fpcd"] = "not reached within budget (> 120x: gibbs never reaches -80)"
     return root
 
 
@@ -59,9 +59,11 @@ def test_claims_are_judged_from_the_run_files(runs):
     coverage = got["coverage at least 20× faster than Gibbs"]    # a string: no verdict
     assert coverage.verdict == claims_mod.NOT_MEASURED
     assert "not reached within budget" in coverage.numbers[0][1]
+    assert "as text, a lower bound" in coverage.why                   # the claim's note
     fig3 = got["no decay (α = 1) beats α = 0.95 (Fig 3 left)"]      # its run is not there
     assert fig3.verdict == claims_mod.NO_RUN and "make fig-rates-fpcd-3-left" in fig3.why
-    assert got["rates-herding rises fastest early"].verdict == claims_mod.NOT_MEASURED
+    herding = got["rates-herding rises fastest early"]
+    assert herding.verdict == claims_mod.NOT_MEASURED and "isl curve" in herding.why
 
 
 def test_every_shipped_claims_table_loads_and_names_a_figure_target():
