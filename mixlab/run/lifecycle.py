@@ -318,6 +318,3 @@ class LogFile:
         if self._fh is not None:
             self._abandon()
 
-
-def environment_summary() -> str:  # pragma: no cover - debugging aid
-    return f"mixlab {__version__} on Python {sys.version.split()[0]} ({os.cpu_count()} cpus)"

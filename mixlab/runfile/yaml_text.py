@@ -78,24 +78,27 @@ def load_stored(text: str) -> Any:
     if len(text) > STORED_TEXT_BYTES or text_bytes(text) > STORED_TEXT_BYTES:
         raise YamlRefused(f"its {text_bytes(text):,} bytes are more than the "
                           f"{STORED_TEXT_BYTES:,} bytes of YAML mixlab stores")
-    if _scan(text, stored=True):       # aliases (none that mixlab writes): measured first
-        return _load_with_aliases(text)
-    try:
-        return _construct(text)
-    except (yaml.YAMLError, ValueError, TypeError) as exc:
-        raise YamlInvalid(f"it is not valid YAML: {_problem(exc)}") from None
+    return _load(text, stored=True)    # aliases (none that mixlab writes): measured first
 
 
 def load_user(text: str) -> Any:
     """The value of user-written YAML ``text`` (anchors and aliases allowed), refused
     (:class:`YamlRefused`) when an alias refers to itself or when the value, aliases expanded,
     would hold more than :data:`EXPANDED_NODES` nodes or nest deeper than :data:`MAX_DEPTH`."""
-    if _scan(text, stored=False):
+    return _load(text, stored=False)
+
+
+def _load(text: str, stored: bool) -> Any:
+    """``text``'s value once :func:`_scan` has measured it: expanded within the bounds when it
+    holds aliases, else built by the safe loader; a parse error is :class:`YamlInvalid` (the
+    parser's own exception kept as the cause of a user's text, not of a stored one)."""
+    if _scan(text, stored=stored):
         return _load_with_aliases(text)
     try:
         return _construct(text)
     except (yaml.YAMLError, ValueError, TypeError) as exc:
-        raise YamlInvalid(f"it is not valid YAML: {_problem(exc)}") from exc
+        raise YamlInvalid(f"it is not valid YAML: {_problem(exc)}") from (None if stored
+                                                                        else exc)
 
 
 def _construct(text: str) -> Any:
