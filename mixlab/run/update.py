@@ -35,6 +35,7 @@ from typing import Any
 import h5py
 
 from .. import __version__
+from ..runfile.store import inputs_text
 from ..runfile.streamfile import checkpoint_complete, has_checkpoint
 
 #: spec keys that change no number of a run
@@ -147,7 +148,7 @@ def stage_inputs(spec: dict, experiment_module: str, built: list, after: list[st
 
 
 def write_record(group: h5py.Group, record: dict) -> None:
-    group.attrs["inputs"] = json.dumps(record, sort_keys=True, default=str)
+    group.attrs["inputs"] = inputs_text(record)
 
 
 def read_record(group: h5py.Group) -> dict | None:

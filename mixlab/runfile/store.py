@@ -46,6 +46,11 @@ from .yaml_text import YamlRefused, load_stored
 STATUSES = ("running", "complete", "failed", "interrupted")
 
 
+def inputs_text(record: dict) -> str:
+    """A stream's or stage's ``inputs`` record (mixlab.run.update) as its attribute's JSON."""
+    return json.dumps(record, sort_keys=True, default=str)
+
+
 def _to_attr(value: Any) -> Any:
     if isinstance(value, (str, bytes, bool, int, float, np.generic)):
         return value
@@ -228,8 +233,7 @@ class RunStore(StreamCheckpoints):
         record is mixlab.run.update's), as the JSON attribute ``inputs`` of its group."""
         if kind not in ("streams", "stages"):
             raise ValueError(f"inputs are recorded for streams or stages, not {kind!r}")
-        g = self.f.require_group(f"{kind}/{name}")
-        g.attrs["inputs"] = json.dumps(record, sort_keys=True, default=str)
+        self.f.require_group(f"{kind}/{name}").attrs["inputs"] = inputs_text(record)
 
     # -- results, metrics, arrays ---------------------------------------------------------------
     def set_result(self, key: str, value: Any) -> None:
