@@ -50,3 +50,8 @@ def diagnose(run_dir, stream, as_json):
     click.echo("chains x draws: " + ", ".join(f"{s} {c}x{d}" for s, c, d in chains))
     if single:
         click.echo("R-hat needs at least 2 chains: '-' for the streams with one chain")
+    thinned = sorted({(r.stream, r.stride) for r in rows if r.stride > 1})
+    if thinned:
+        click.echo("thinned records (every k-th draw; ESS of the record, at most its draws; "
+                   "the streaming ESS of every draw is the record's attribute ess_stream): "
+                   + ", ".join(f"{s} every {k}" for s, k in thinned))

@@ -11,6 +11,10 @@ For each statistic, an array ``(chain, draw)``:
 - ``mcse``: Monte Carlo standard error of the mean (``arviz.mcse``);
 - ``ess_per_s``: ``ess_bulk`` / the stream's sampling seconds (all chains advance together, so
   this is the effective draws the whole batch delivers per second of sampling).
+
+A league stream's summaries are a thinned record (every ``stride``-th draw: the row's
+``stride``); its numbers are those of the record, whose ESS is at most its own draws (the
+streaming ESS of every draw is in the record's attributes and the cell's results).
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ class Row:
     ess_per_s: float | None
     chains: int
     draws: int
+    stride: int = 1
 
     def record(self) -> dict:
         """The row as JSON-ready data: the table's keys, in its order (NaN → None)."""
@@ -106,7 +111,11 @@ def diagnose(run: RunReader, stream: str | None = None) -> list[Row]:
         if not stats or next(iter(stats.values())).shape[1] < 4:
             continue            # nothing to diagnose (ArviZ needs at least 4 draws)
         t = run.stream_time(name)
-        rows += diagnose_arrays(name, stats, float(t[-1]) if len(t) else 0.0)
+        got = diagnose_arrays(name, stats, float(t[-1]) if len(t) else 0.0)
+        thinned = run.summary_thinning(name)
+        for r in got if thinned else ():
+            r.stride = thinned["stride"]
+        rows += got
     return rows
 
 

@@ -9,17 +9,22 @@ of ``chains`` chains each, on generators keyed by (seed, clock):
   counted from the sampler's own statistics (the equal-work clock); skipped, and the cell says
   so, when the sampler reports no cost statistic.
 
-A stream keeps the target's per-draw summaries in the run file (the ESS and ``mixlab
-diagnose`` read them), not the draws or the sampler's per-step statistics (their means are
-kept). The target's yardstick (mixlab.league.yardstick) records the error at ``fractions`` of each
+A stream keeps neither the draws nor the sampler's per-step statistics (their means are
+kept); the ESS of the target's per-draw summaries is estimated as the draws stream past
+(mixlab.league.ess_stream), and the run file keeps a thinned record of the summaries (at most
+2,048 evenly spaced draws per chain, ``/streams/<name>/summary``) for ``mixlab diagnose``
+(``every_draw``: every draw's, to check the streaming ESS against ArviZ's on them). The target's yardstick (mixlab.league.yardstick) records the error at ``fractions`` of each
 budget; the cell stores, per clock, the median and range over seeds of each, the seconds and
 work to reach the stated error (``reach_error``, else the target's own: mixlab.league.reach),
-ESS per second (time clock) and ESS per million units of work (work clock), ArviZ's bulk ESS
-(mixlab.league.ess) of the target's per-draw summaries (the smallest of them), and the bias
-test (mixlab.league.bias) on the equal-work streams (else the time streams).
+ESS per second (time clock) and ESS per million units of work (work clock), the streaming ESS
+of the target's per-draw summaries (the smallest of them; ``ess/<stream>``, and how it was
+estimated, ``ess_method/<stream>``: ``record``, ``stream`` or ``fallback``, and
+``ess_fallback`` the streams whose smallest ESS came from the batch-means fallback), and the
+bias test (mixlab.league.bias) on the equal-work streams (else the time streams).
 
 What scoring cost beside the sampling: ``evaluation_seconds`` (the yardstick's updates and the
-per-draw summaries, outside the sampling clock) and ``ess_seconds`` (the bulk ESS), in all and
+per-draw summaries, outside the sampling clock) and ``ess_seconds`` (the streaming ESS's
+updates and estimates), in all and
 per stream (``evaluation_seconds/<stream>``; a stream resumed partway counts the blocks its
 last process evaluated).
 """
@@ -37,6 +42,7 @@ from ..plugins import registry
 from ..plugins.registry import experiment
 from ..spec.schema import Param, validate
 from . import bias, cost, targets, verdict
+from .ess_stream import StreamingESS
 
 CLOCKS = ("time", "work")
 
@@ -72,6 +78,9 @@ SCHEMA = {
                   help="spin glass chains' initial state (mixlab.spinglass.mcmc.INITS), for "
                        "every sampler that takes the target's: plus_minus (even chains all +1, "
                        "odd all -1) starts them overdispersed, as the verdict's R-hat needs"),
+    "every_draw": Param(False, bool, help="keep every draw's summaries in the run file, not a "
+                                          "thinned record (to check the streaming ESS "
+                                          "against ArviZ's on the full draws)"),
 }
 
 
@@ -137,30 +146,30 @@ def run_cell(ctx) -> None:
     per_seed = {c: [] for c in CLOCKS}
     for s in range(p["seeds"]):
         ev = inst.yardstick(second_marks=[f * p["seconds"] for f in fr], series=f"s{s}_time")
-        spent = _time_evaluation(ev, inst.summarize)
+        spent, es = _time_evaluation(ev, inst.summarize), _timed_ess()
         sampler = make()
         res = ctx.stream(f"s{s}_time", sampler, after_block=_meter(fam, sampler),
-                         seconds=p["seconds"], evaluators=[ev], record=False, record_stats=False,
-                         rng=ctx.rng("seed", s, "time"),
+                         seconds=p["seconds"], evaluators=[ev, es], record=False,
+                         record_stats=False, rng=ctx.rng("seed", s, "time"),
                          block_seconds=p["seconds"] / p["time_points"],
-                         summarize=spent.summarize)
+                         summarize=spent.summarize, record_summaries=p["every_draw"])
         spent.record(ctx, f"s{s}_time")
-        per_seed["time"].append(_leg(ctx, f"s{s}_time", ev, res, ev.sec_marks_err, p,
+        per_seed["time"].append(_leg(ctx, f"s{s}_time", ev, es, res, ev.sec_marks_err, p,
                                      reach))
         if has_work:
             draws = math.ceil(p["work"] / per_step * (1.2 if varies else 1.0))
             ev = inst.yardstick(work_marks=[f * p["work"] for f in fr], series=f"s{s}_work")
-            spent = _time_evaluation(ev, inst.summarize)
+            spent, es = _time_evaluation(ev, inst.summarize), _timed_ess()
             sampler = make()
             res = ctx.stream(f"s{s}_work", sampler, after_block=_meter(fam, sampler),
                              draws=max(draws, 1), seconds=p["work_max_seconds"],
-                             evaluators=[ev], record=False, record_stats=False,
+                             evaluators=[ev, es], record=False, record_stats=False,
                              rng=ctx.rng("seed", s, "work"),
                              block=max(p["block"], math.ceil(draws / p["work_points"])),
-                             summarize=spent.summarize)
+                             summarize=spent.summarize, record_summaries=p["every_draw"])
             spent.record(ctx, f"s{s}_work")
-            per_seed["work"].append(_leg(ctx, f"s{s}_work", ev, res, ev.work_marks_err, p,
-                                         reach))
+            per_seed["work"].append(_leg(ctx, f"s{s}_work", ev, es, res, ev.work_marks_err,
+                                         p, reach))
             per_seed["work"][-1]["capped"] = bool(ev.work < p["work"] and res.draws < draws)
     capped = any(leg["capped"] for leg in per_seed["work"])
     ctx.store.set_result("work/capped", int(capped))
@@ -176,6 +185,8 @@ def run_cell(ctx) -> None:
     for what in ("evaluation_seconds", "ess_seconds"):
         ctx.store.set_result(what, float(sum(done.get(f"{what}/{n}", 0.0)
                                              for n in _stream_names(ctx))))
+    ctx.store.set_result("ess_fallback", int(sum(done.get(f"ess_method/{n}") == "fallback"
+                                                 for n in _stream_names(ctx))))
     legs = per_seed["work"] or per_seed["time"]
     t0 = time.perf_counter()
     flag = bias.verdict(legs) if inst.exact else bias.NO_VERDICT
@@ -232,18 +243,16 @@ def _probe(family: str, sampler, rng) -> dict:
             "varies": np.int64(0 if got is None else int(got[1]))}
 
 
-def _leg(ctx, name: str, ev, res, marks: list, p: dict, reach: float) -> dict:
+def _leg(ctx, name: str, ev, es, res, marks: list, p: dict, reach: float) -> dict:
     """What one stream contributes: its curves (also written as metrics), the errors at the
-    budget marks, the cost to reach the stated error, its smallest bulk ESS, its bias data."""
+    budget marks, the cost to reach the stated error, its smallest ESS, its bias data."""
     xs_sec, xs_work, ys = (np.asarray(a, float) for a in (ev.xs_sec, ev.xs_work, ev.ys))
     if np.all(np.isfinite(xs_work)) and len(xs_work):
         ctx.store.write_metric("error_vs_work", name, xs_work, ys,
                                x_label=f"work ({cost.unit(p['family'])}, all chains)",
                                y_label=ev.y_label)
     hit = np.flatnonzero(ys <= reach)
-    t0 = time.perf_counter()
-    ess = _min_ess(ctx, name)
-    ctx.store.set_result(f"ess_seconds/{name}", time.perf_counter() - t0)
+    ess = _min_ess(ctx, name, es, p["every_draw"])
     mcse, mcse_dof = ev.mcse(), math.inf
     if mcse is None:   # too few batches per chain: the spread of independent chains instead
         mcse = ev.chain_mcse()
@@ -267,20 +276,44 @@ def _batch_means(ev) -> np.ndarray | None:
     return ev.batches[:, :ev.nb] / ev.blen
 
 
-def _min_ess(ctx, name: str) -> float:
-    """The smallest bulk ESS (rank-normalised, all chains; ArviZ's ``ess(method="bulk")``,
-    mixlab.league.ess) over the stream's per-draw summaries (NaN without any, or with fewer
-    than 4 draws)."""
-    from .ess import ess_bulk
-
-    names = ctx.store.summary_names(name)
-    if not names:
+def _min_ess(ctx, name: str, es: _timed_ess, every_draw: bool) -> float:
+    """The smallest streaming ESS (mixlab.league.ess_stream) over the stream's per-draw
+    summaries (NaN without any, or with fewer than 4 draws), stored as ``ess/<name>`` with
+    its method (``ess_method/<name>``); the thinned record written (unless the stream keeps
+    every draw's summaries); ``ess_seconds/<name>`` the estimator's seconds in this process."""
+    t0 = time.perf_counter()
+    est = es.estimates()
+    if est and not every_draw:
+        ctx.store.write_summary_record(name, es.record(), es.stride, es.n,
+                                       {k: {"ess_stream": v["ess"], "mcse_stream": v["mcse"],
+                                            "ess_method": v["method"]}
+                                        for k, v in est.items()})
+    if es.seconds > 0 or f"ess_seconds/{name}" not in ctx.store.results():
+        # not for a stream complete before this process: its earlier value stays
+        ctx.store.set_result(f"ess_seconds/{name}", es.seconds + time.perf_counter() - t0)
+    finite = {k: v for k, v in est.items() if math.isfinite(v["ess"])}
+    if not finite:
+        ctx.store.set_result(f"ess_method/{name}", "none")
         return float("nan")
-    # the stream has just finished, and its end was published: no need to publish again
-    stats = ctx.store.stream_arrays(name, [f"summary/{k}" for k in names], publish=False)
-    vals = [ess_bulk(np.asarray(v, np.float64)) for v in stats.values()]
-    vals = [v for v in vals if np.isfinite(v)]
-    return float(min(vals)) if vals else float("nan")
+    low = min(finite, key=lambda k: finite[k]["ess"])
+    ctx.store.set_result(f"ess/{name}", finite[low]["ess"])
+    ctx.store.set_result(f"ess_method/{name}", finite[low]["method"])
+    return float(finite[low]["ess"])
+
+
+class _timed_ess(StreamingESS):  # noqa: N801 - used like a function
+    """The streaming ESS with the seconds its updates take in this process (``seconds``)."""
+
+    def __init__(self):
+        super().__init__()
+        self.seconds = 0.0
+
+    def update(self, draws: dict, count: int, seconds: float) -> None:
+        t0 = time.perf_counter()
+        try:
+            super().update(draws, count, seconds)
+        finally:
+            self.seconds += time.perf_counter() - t0
 
 
 def _spread(values) -> tuple[float, float, float]:

@@ -38,7 +38,8 @@ from .report import csv_text, markdown, text_table
 from .schedule import StartOrder
 
 _CELL_KEYS = ("seeds", "chains", "seconds", "work", "work_max_seconds", "fractions",
-              "reach_error", "block", "work_points", "time_points", "init", "calibration")
+              "reach_error", "block", "work_points", "time_points", "init", "calibration",
+              "every_draw")
 
 SCHEMA = {
     "family": Param(type=str, choices=registry.family_names, help="the sampler family"),

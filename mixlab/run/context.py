@@ -156,7 +156,8 @@ class Context:
                block: int | None = None, desc: str | None = None,
                summarize: Callable | None = None,
                block_seconds: float | None = None,
-               after_block: Callable | None = None) -> StreamResult:
+               after_block: Callable | None = None,
+               record_summaries: bool = True) -> StreamResult:
         """Run a sampler under a budget into ``/streams/<name>`` (resumable); see runner."""
         rng = rng if rng is not None else self.rng("stream", name)
         self._record_inputs(name, sampler)
@@ -165,7 +166,8 @@ class Context:
             kwargs = dict(draws=draws, seconds=seconds, thin=thin, record=record,
                           record_stats=record_stats, block=block,
                           checkpoint_seconds=checkpoint_seconds(), summarize=summarize,
-                          block_seconds=block_seconds, after_block=after_block)
+                          block_seconds=block_seconds, after_block=after_block,
+                          record_summaries=record_summaries)
             return self._pool.submit(name, sampler, rng, evaluators, kwargs, desc or name,
                                      self.log)
         with self.progress(total=draws, desc=desc or name, unit="draw") as bar:
@@ -174,7 +176,7 @@ class Context:
                                 record_stats=record_stats, block=block,
                                 progress=bar, checkpoint_seconds=checkpoint_seconds(),
                                 summarize=summarize, block_seconds=block_seconds,
-                                after_block=after_block)
+                                after_block=after_block, record_summaries=record_summaries)
         self.log(f"stream {name}: {result.draws} draws/chain in {result.seconds:.2f} s")
         return result
 

@@ -86,7 +86,8 @@ def run_stream(store: StreamStore, name: str, sampler: Any, rng: np.random.Gener
                checkpoint_seconds: float = 10.0, progress=None,
                summarize: Callable | None = None,
                block_seconds: float | None = None,
-               after_block: Callable[[dict, dict], dict] | None = None) -> StreamResult:
+               after_block: Callable[[dict, dict], dict] | None = None,
+               record_summaries: bool = True) -> StreamResult:
     """Run ``sampler`` until ``draws`` draws per chain (after thinning) or ``seconds`` of
     sampling time, whichever comes first; resume from the stream's checkpoint if there is one.
 
@@ -99,6 +100,8 @@ def run_stream(store: StreamStore, name: str, sampler: Any, rng: np.random.Gener
     ...)}`` to scalar summaries per draw, stored as ``summary/<stat>`` (chain, draw) whether or
     not the draws are recorded (mixing diagnostics read them): float64, or the summary's own
     integer type of at most 16 bits (booleans as uint8), the type of its first block.
+    ``record_summaries`` False keeps them out of the run file (the evaluators still see them:
+    the league's streaming ESS keeps a thinned record of them instead).
 
     ``block_seconds`` (a time-budgeted stream only) also ends a block once it has sampled that
     long, so a fast sampler's blocks hold many draws (few per-block costs: summaries,
@@ -218,7 +221,8 @@ def run_stream(store: StreamStore, name: str, sampler: Any, rng: np.random.Gener
             progress.set_postfix({k: f"{float(np.mean(v)):.3g}" for k, v in stat_buf.items()
                                   if k in _SHOWN_STATS}, refresh=False)
         with _signals_held():
-            segments.append({k: v for k, v in buf.items() if _recorded(k, record)},
+            segments.append({k: v for k, v in buf.items()
+                             if _recorded(k, record, record_summaries)},
                             stat_buf if record_stats else {}, times)
             for ev in evaluators:
                 ev.update(buf, count, elapsed)
@@ -259,8 +263,10 @@ def _named(sampler: Any, exc: Exception, name: str, step: int) -> Exception:
 _SHOWN_STATS = ("accept", "acceptance", "data_used")
 
 
-def _recorded(key: str, record: bool | tuple) -> bool:
-    return record is True or bool(record and key in record) or key.startswith("summary/")
+def _recorded(key: str, record: bool | tuple, summaries: bool = True) -> bool:
+    if key.startswith("summary/"):
+        return summaries
+    return record is True or bool(record and key in record)
 
 
 _HELD_SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -297,7 +303,11 @@ def _load_evaluators(ck: Checkpoint, evaluators: list) -> None:
 
 
 def _write_curves(store: StreamStore, evaluators: list) -> None:
+    """Each evaluator's curve, but for an evaluator whose ``metric`` is None (it draws
+    none)."""
     for ev in evaluators:
+        if getattr(ev, "metric", None) is None:
+            continue
         x, y, yerr = ev.curve()
         store.write_metric(ev.metric, ev.series, x, y, yerr,
                            x_label=getattr(ev, "x_label", ""), y_label=getattr(ev, "y_label", ""))

@@ -10,7 +10,10 @@ Layout (readable with h5py alone; see README "Run-file format")::
     /streams/<name>/stats/<key>     (draw, ...) per-draw sampler statistics
     /streams/<name>/summary/<stat>  (chain, draw) scalar summaries (mixing diagnostics):
                                     float64, or integers of at most 16 bits (indicators as
-                                    uint8); readers get float64
+                                    uint8); readers get float64. A league stream keeps a
+                                    thinned record instead (group attrs ``stride``: draws
+                                    0, stride, 2 stride, ... of each chain; ``draws``: of
+                                    how many)
     /streams/<name>/_checkpoint     sampler state, RNG state, evaluator state (data only)
     /metrics/<metric>/<series>/x, /y, /yerr     curves (attrs x_label, y_label, ...)
     /results                attrs: scalar results
@@ -227,6 +230,27 @@ class RunStore(StreamCheckpoints):
         """The per-draw summaries stream ``name`` records (``summary/<stat>``)."""
         g = self.f.get(f"streams/{name}/summary")
         return [] if g is None else list(g)
+
+    def write_summary_record(self, name: str, record: dict, stride: int, draws: int,
+                             attrs: dict | None = None) -> None:
+        """Write stream ``name``'s thinned record of its summaries: ``record {stat: (chain,
+        kept)}``, draws 0, ``stride``, 2 ``stride``, ... of each chain's ``draws``, as
+        ``summary/<stat>`` (replacing an old record), with ``attrs {stat: {key: value}}`` on
+        each dataset. A stream whose summaries are stored with every draw (its segments) keeps
+        them."""
+        g = self._stream_group(name)
+        if "summary" in g and "stride" not in g["summary"].attrs:
+            raise RunFileError(f"stream '{name}' stores every draw's summaries: no thinned "
+                               f"record is written over them")
+        if "summary" in g:
+            del g["summary"]
+        sg = g.create_group("summary")
+        sg.attrs["stride"] = int(stride)
+        sg.attrs["draws"] = int(draws)
+        for stat, v in record.items():
+            ds = sg.create_dataset(stat, data=np.asarray(v))
+            for k, a in (attrs or {}).get(stat, {}).items():
+                ds.attrs[k] = _to_attr(a)
 
     def set_inputs(self, kind: str, name: str, record: dict) -> None:
         """Record what stream or stage ``name`` depends on (``kind`` "streams" or "stages"; the
@@ -526,6 +550,14 @@ class RunReader:
         stored as integers converted)."""
         g = self.f.get(f"streams/{name}/summary")
         return {} if g is None else {k: np.asarray(v[()], np.float64) for k, v in g.items()}
+
+    def summary_thinning(self, name: str) -> dict | None:
+        """``{"stride", "draws"}`` of a stream whose summaries are a thinned record (draws 0,
+        stride, 2 stride, ... of each chain's ``draws``); None when they hold every draw."""
+        g = self.f.get(f"streams/{name}/summary")
+        if g is None or "stride" not in g.attrs:
+            return None
+        return {"stride": int(g.attrs["stride"]), "draws": int(g.attrs["draws"])}
 
     def stream_time(self, name: str) -> np.ndarray:
         return self.f[f"streams/{name}/time"][()]
