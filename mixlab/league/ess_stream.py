@@ -72,21 +72,27 @@ class StreamingESS:
 
     #: an evaluator that draws no curve (mixlab.run.streams skips it)
     metric = None
-    _scalars = ("names", "n", "nb", "blen", "rec_n", "stride", "dtypes")
-    _arrays = ("shift", "first", "hist", "Q", "S")
+    _scalars = ("names", "n", "nc", "nb", "blen", "rec_n", "stride", "dtypes")
+    _arrays = ("shift", "first", "hist", "Q", "S", "cfirst", "chist", "cQ", "cpart")
 
-    def __init__(self, lags: int = LAGS, batches: int = BATCHES, record: int = RECORD):
-        if batches < 4 or batches % 2 or lags < 2 or record < 2 * lags or record % 2:
-            raise ValueError("lags >= 2, batches >= 4 and record >= 2 lags, both even")
+    def __init__(self, lags: int | None = None, batches: int | None = None,
+                 record: int | None = None):
+        lags = LAGS if lags is None else lags
+        batches = BATCHES if batches is None else batches
+        record = RECORD if record is None else record
+        if batches < 4 or batches % 2 or lags < 2 or record < batches * lags or record % 2:
+            raise ValueError("lags >= 2, batches >= 4 even, record >= batches x lags, even")
         self.L, self.maxb, self.cap = int(lags), int(batches), int(record)
         self.names: list[str] = []
         self.dtypes: list[str] = []
         self.n = 0
+        self.nc = 0
         self.nb = 0
         self.blen = 1
         self.rec_n = 0
         self.stride = 1
-        self.shift = self.first = self.hist = self.Q = self.S = self.cur = None
+        self.shift = self.first = self.hist = self.Q = self.S = None
+        self.cfirst = self.chist = self.cQ = self.cpart = None
         self.rec = None
 
     # -- state -----------------------------------------------------------------------------------
@@ -104,7 +110,8 @@ class StreamingESS:
                 raise StateError(f"StreamingESS: checkpoint lacks state '{k}'")
             setattr(self, k, state[k])
         self.names, self.dtypes = list(self.names), list(self.dtypes)
-        self.n, self.nb, self.blen = int(self.n), int(self.nb), int(self.blen)
+        self.n, self.nc = int(self.n), int(self.nc)
+        self.nb, self.blen = int(self.nb), int(self.blen)
         self.rec_n, self.stride = int(self.rec_n), int(self.stride)
         if not self.names:
             return
@@ -126,17 +133,11 @@ class StreamingESS:
         elif names != self.names:
             raise ValueError(f"summaries changed from {self.names} to {names} between blocks")
         self._record(x)
-        L = self.L
         y = x - self.shift[..., None]                                    # (C, S, B)
-        B = y.shape[-1]
-        if self.n < L:                                                   # the first L values
-            k = min(L - self.n, B)
-            self.first[:, :, self.n:self.n + k] = y[:, :, :k]
-        e = np.concatenate([self.hist, y], axis=-1)                      # (C, S, L + B)
-        self.Q += _lag_products(e, L)
+        self.hist = _add_lags(self.Q, self.first, self.hist, self.n, y)
+        self._add_coarse(y)
         self._add_batches(y)
-        self.n += B
-        self.hist = np.ascontiguousarray(e[:, :, -L:])
+        self.n += y.shape[-1]
 
     def _start(self, names: list[str], dtypes: list[str], x: np.ndarray) -> None:
         C, S, _ = x.shape
@@ -147,7 +148,33 @@ class StreamingESS:
         self.hist = np.zeros((C, S, L))          # no draw before the first: products of 0
         self.Q = np.zeros((C, S, L + 1))
         self.S = np.zeros((self.maxb + 1, C, S))  # row nb: the open batch's sum
+        self.cfirst, self.chist = np.zeros((C, S, L)), np.zeros((C, S, L))
+        self.cQ = np.zeros((C, S, L + 1))
+        self.cpart = np.zeros((C, S))            # the sum of the unfinished group
         self.rec = np.zeros((C, S, self.cap))
+
+    def _add_coarse(self, y: np.ndarray) -> None:
+        """The means of consecutive groups of ``L`` draws of ``y (C, S, B)``, draws ``n`` on,
+        fed to the coarse lags."""
+        g, B = self.L, y.shape[-1]
+        p = self.n % g
+        parts = []
+        j = min((g - p) % g, B)
+        if j:
+            self.cpart += y[:, :, :j].sum(axis=-1)
+            if p + j == g:
+                parts.append(self.cpart[..., None] / g)
+                self.cpart = np.zeros_like(self.cpart)
+        full = (B - j) // g
+        if full:
+            parts.append(y[:, :, j:j + full * g].reshape(*y.shape[:2], full, g).sum(axis=-1)
+                         / g)
+            j += full * g
+        self.cpart += y[:, :, j:].sum(axis=-1)
+        if parts:
+            v = np.concatenate(parts, axis=-1)
+            self.chist = _add_lags(self.cQ, self.cfirst, self.chist, self.nc, v)
+            self.nc += v.shape[-1]
 
     def _add_batches(self, y: np.ndarray) -> None:
         """Batch sums of ``y (C, S, B)``, draws ``n`` on; pairs merged when all are full."""
@@ -209,8 +236,8 @@ class StreamingESS:
             ess = np.array([ess_bulk(self.rec[:, i, :n]) for i in range(len(self.names))])
             method = ["record"] * len(self.names)
         else:
-            ess, past = self._split_ess()
-            method = ["fallback" if p else "stream" for p in past]
+            ess, method = self._split_ess()
+            past = np.array([m == "fallback" for m in method])
             if past.any():
                 ess = np.where(past, self._batch_means_ess(), ess)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -224,45 +251,43 @@ class StreamingESS:
         within = self.Q[..., 0] / self.n - mean_c ** 2
         return np.maximum(within.mean(axis=0) + np.var(mean_c + self.shift, axis=0), 0.0)
 
-    def _split_ess(self) -> tuple[np.ndarray, np.ndarray]:
-        """The split-chain ESS of each summary ``(S,)`` and whether its Geyer sequence ran
-        past lag L ``(S,)``."""
-        L, C, n = self.L, self.chains, self.n
-        lags = np.arange(L + 1)
+    def _split_ess(self) -> tuple[np.ndarray, list[str]]:
+        """The split-chain ESS of each summary ``(S,)`` and its method: ``stream`` from lags
+        0..L, ``coarse`` from those of the means of ``L`` draws when the first ran past lag
+        L, ``fallback`` (NaN here) when both did."""
+        C, n, g = self.chains, self.n, self.L
         tot = self.S.sum(axis=0)                                         # (C, S)
-        m = tot / n
-        pre = np.concatenate([np.zeros((C, len(self.names), 1)),
-                              np.cumsum(self.first, axis=-1)], axis=-1)  # sums of first t
-        suf = np.concatenate([np.zeros((C, len(self.names), 1)),
-                              np.cumsum(self.hist[..., ::-1], axis=-1)], axis=-1)
-        acov = (self.Q - m[..., None] * (2 * tot[..., None] - pre - suf)
-                + (n - lags) * m[..., None] ** 2) / n                    # (C, S, L + 1)
         k = int(np.clip(round(n / 2 / self.blen), 1, self.nb))
-        h_a = k * self.blen
-        h_b = n - h_a
-        m_a = self.S[:k].sum(axis=0) / h_a
-        m_b = (tot - self.S[:k].sum(axis=0)) / h_b
-        between = (h_a * (m_a - m) ** 2 + h_b * (m_b - m) ** 2) / n      # (C, S)
-        acov_mean = (acov - between[..., None]).mean(axis=0).T           # (L + 1, S)
-        chain_var = np.var(np.concatenate([m_a, m_b]) + np.concatenate([self.shift] * 2),
-                           axis=0, ddof=1)
-        half = n / 2.0
-        k_max = max(int((half - 3) // 2), 0)
-        size = C * n
-        ess = np.empty(len(self.names))
-        past = np.zeros(len(self.names), bool)
+        h_a = k * self.blen                                              # a multiple of L
+        s_a = self.S[:k].sum(axis=0)
+        fine = _split_moments(self.Q, self.first, self.hist, n, tot, h_a, s_a, self.shift)
+        coarse = _split_moments(self.cQ, self.cfirst, self.chist, self.nc,
+                                (tot - self.cpart) / g, h_a // g, s_a / g, self.shift)
+        floor = 1 / math.log10(C * n)
+        ess = np.full(len(self.names), math.nan)
+        method = ["fallback"] * len(self.names)
         for s in range(len(self.names)):
-            if acov_mean[0, s] <= 0 and chain_var[s] <= 0:               # constant
-                ess[s] = float(size)
+            (acov, cvar), (cacov, ccvar) = ((a[:, s:s + 1], v[s:s + 1]) for a, v in
+                                            (fine, coarse))
+            if acov[0, 0] <= 0 and cvar[0] <= 0:                         # constant
+                ess[s], method[s] = float(C * n), "stream"
                 continue
             with np.errstate(divide="ignore", invalid="ignore"):
-                tau = _geyer_tau(acov_mean[:, s:s + 1].copy(), half, chain_var[s:s + 1],
-                                 k_max)
-            if tau is None:
-                past[s], ess[s] = True, math.nan
-            else:
-                ess[s] = size / max(float(tau[0]), 1 / math.log10(size))
-        return ess, past
+                tau = _geyer_tau(acov.copy(), n / 2.0, cvar, max(int((n / 2 - 3) // 2), 0))
+                if tau is not None:
+                    ess[s], method[s] = C * n / max(float(tau[0]), floor), "stream"
+                    continue
+                if self.nc < 2 * MIN_DRAWS:
+                    continue
+                h = self.nc / 2.0
+                tau = _geyer_tau(cacov.copy(), h, ccvar, max(int((h - 3) // 2), 0))
+                if tau is not None:
+                    # the variance of the mean, var⁺_c τ_c / (C nc), in raw draws' var⁺
+                    size = C * self.nc
+                    ess_c = size / max(float(tau[0]), 1 / math.log10(size))
+                    ess[s] = ess_c * (acov[0, 0] + cvar[0]) / (cacov[0, 0] + ccvar[0])
+                    method[s] = "coarse"
+        return ess, method
 
     def _batch_means_ess(self) -> np.ndarray:
         """``chains · n · σ² / (b · s²_b)`` of each summary ``(S,)``: ``s²_b`` the variance of
@@ -275,6 +300,43 @@ class StreamingESS:
 
     def curve(self):  # pragma: no cover - metric None: no curve is drawn
         return np.zeros(0), np.zeros(0), None
+
+
+def _add_lags(Q: np.ndarray, first: np.ndarray, hist: np.ndarray, count: int,
+              v: np.ndarray) -> np.ndarray:
+    """Add the lagged products of a block ``v (C, S, B)`` of a series (values ``count`` on)
+    to ``Q (C, S, L + 1)``, keep its first ``L`` values in ``first``; returns the new history
+    (the last ``L`` values; ``hist`` the old one, zeros before the first value)."""
+    L = Q.shape[-1] - 1
+    if count < L:
+        k = min(L - count, v.shape[-1])
+        first[:, :, count:count + k] = v[:, :, :k]
+    e = np.concatenate([hist, v], axis=-1)                              # (C, S, L + B)
+    Q += _lag_products(e, L)
+    return np.ascontiguousarray(e[:, :, -L:])
+
+
+def _split_moments(Q, first, hist, n: int, total, h_a: int, sum_a, shift):
+    """``(acov_mean (L + 1, S), chain_var (S,))`` of a series of ``n`` values per chain
+    split after its first ``h_a``: the mean over chains of the within-half autocovariances
+    (the whole chain's about its mean, exactly centred with its first and last ``L`` values,
+    less the between-halves part), and the variance of the ``2 C`` half means (ddof 1).
+    ``total``, ``sum_a`` ``(C, S)``: the sums of all values and of the first half's."""
+    L = Q.shape[-1] - 1
+    C, S = total.shape
+    lags = np.arange(L + 1)
+    m = total / n
+    pre = np.concatenate([np.zeros((C, S, 1)), np.cumsum(first, axis=-1)], axis=-1)
+    suf = np.concatenate([np.zeros((C, S, 1)), np.cumsum(hist[..., ::-1], axis=-1)], axis=-1)
+    acov = (Q - m[..., None] * (2 * total[..., None] - pre - suf)
+            + (n - lags) * m[..., None] ** 2) / n                        # (C, S, L + 1)
+    h_b = n - h_a
+    m_a, m_b = sum_a / h_a, (total - sum_a) / h_b
+    between = (h_a * (m_a - m) ** 2 + h_b * (m_b - m) ** 2) / n         # (C, S)
+    acov_mean = (acov - between[..., None]).mean(axis=0).T
+    chain_var = np.var(np.concatenate([m_a, m_b]) + np.concatenate([shift, shift]), axis=0,
+                       ddof=1)
+    return acov_mean, chain_var
 
 
 def _lag_products(e: np.ndarray, L: int) -> np.ndarray:
