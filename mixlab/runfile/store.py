@@ -226,11 +226,6 @@ class RunStore(StreamCheckpoints):
         g = self.f.get(f"streams/{name}")
         return {} if g is None else {k: _from_attr(v) for k, v in g.attrs.items()}
 
-    def summary_names(self, name: str) -> list[str]:
-        """The per-draw summaries stream ``name`` records (``summary/<stat>``)."""
-        g = self.f.get(f"streams/{name}/summary")
-        return [] if g is None else list(g)
-
     def write_summary_record(self, name: str, record: dict, stride: int, draws: int,
                              attrs: dict | None = None) -> None:
         """Write stream ``name``'s thinned record of its summaries: ``record {stat: (chain,

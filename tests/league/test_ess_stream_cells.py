@@ -70,6 +70,13 @@ def test_a_cell_keeps_a_thinned_record_with_the_streaming_ess(tmp_path, monkeypa
         assert ds.attrs["ess_method"] in ("stream", "coarse", "fallback")
         assert res["ess/s0_time"] <= ds.attrs["ess_stream"]
         assert res["ess_seconds"] > 0
+    from click.testing import CliRunner
+
+    from mixlab.cli import cli
+
+    r = CliRunner().invoke(cli, ["diagnose", str(cell.run_dir)])
+    assert r.exit_code == 0, r.output
+    assert "thinned records" in r.output and f"s0_time every {thin['stride']}" in r.output
 
 
 def test_a_cell_reports_the_fallback(tmp_path, monkeypatch):
