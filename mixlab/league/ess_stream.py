@@ -80,8 +80,12 @@ class StreamingESS:
         lags = LAGS if lags is None else lags
         batches = BATCHES if batches is None else batches
         record = RECORD if record is None else record
-        if batches < 4 or batches % 2 or lags < 2 or record < batches * lags or record % 2:
-            raise ValueError("lags >= 2, batches >= 4 even, record >= batches x lags, even")
+        # lags a power of two: the batch length (a power of two, at least 2 lags once the
+        # record is full) is then a whole number of the coarse lags' groups
+        if batches < 4 or batches % 2 or lags < 2 or lags & (lags - 1) \
+                or record < batches * lags or record % 2:
+            raise ValueError("lags a power of two >= 2, batches >= 4 even, record >= "
+                             "batches x lags, even")
         self.L, self.maxb, self.cap = int(lags), int(batches), int(record)
         self.names: list[str] = []
         self.dtypes: list[str] = []

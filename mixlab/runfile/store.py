@@ -552,7 +552,12 @@ class RunReader:
         g = self.f.get(f"streams/{name}/summary")
         if g is None or "stride" not in g.attrs:
             return None
-        return {"stride": int(g.attrs["stride"]), "draws": int(g.attrs["draws"])}
+        try:
+            return {"stride": int(g.attrs["stride"]), "draws": int(g.attrs.get("draws", -1))}
+        except (TypeError, ValueError):
+            raise RunFileError(f"run {self.run_dir}: stream '{name}' states its summaries' "
+                               f"thinning as stride {g.attrs['stride']!r}, draws "
+                               f"{g.attrs.get('draws')!r}, not whole numbers") from None
 
     def stream_time(self, name: str) -> np.ndarray:
         return self.f[f"streams/{name}/time"][()]
