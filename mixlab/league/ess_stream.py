@@ -105,7 +105,7 @@ class StreamingESS:
         if self.shift is not None:
             out.update({k: getattr(self, k) for k in self._arrays})
             for i, name in enumerate(self.names):   # the record in each summary's own type
-                out[f"rec_{name}"] = self.rec[:, i, :self.rec_n].astype(self.dtypes[i])
+                out[f"record_{name}"] = self.rec[:, i, :self.rec_n].astype(self.dtypes[i])
         return out
 
     def load_state(self, state: dict) -> None:
@@ -119,12 +119,16 @@ class StreamingESS:
         self.rec_n, self.stride = int(self.rec_n), int(self.stride)
         if not self.names:
             return
+        wanted = list(self._arrays) + [f"record_{name}" for name in self.names]
+        lacking = [k for k in wanted if k not in state]
+        if lacking:
+            raise StateError(f"StreamingESS: checkpoint lacks state {', '.join(lacking)}")
         for k in self._arrays:
             setattr(self, k, np.asarray(state[k], np.float64))
         C, S = self.shift.shape
         self.rec = np.zeros((C, S, self.cap))
         for i, name in enumerate(self.names):
-            self.rec[:, i, :self.rec_n] = state[f"rec_{name}"]
+            self.rec[:, i, :self.rec_n] = state[f"record_{name}"]
 
     # -- feeding ---------------------------------------------------------------------------------
     def update(self, draws: dict, count: int, seconds: float) -> None:
