@@ -12,7 +12,9 @@ its exception, an interruption, or its process's death).
 - :class:`ProcessLauncher` runs each task in a process of its own, forked (it inherits the
   closure: nothing is pickled) or spawned (a fresh interpreter; the task is pickled), set up by
   :func:`mixlab.launch.worker.setup_worker`. A process that dies (a crash, the OOM killer, a
-  kill) ends its own task only.
+  kill) ends its own task only. With ``reuse`` its worker processes stay and run task after
+  task (each task pickled to its worker): what one task loaded (a sampler's module, its
+  compiled kernels, a truth read from the cache) the next task on that worker finds loaded.
 - :class:`DaskLauncher` submits every task to a Dask cluster at once; the workers need no file
   system shared with this process (``shares_files`` False): a task receives its inputs and
   returns its outputs as data, and this process writes them.
@@ -20,6 +22,7 @@ its exception, an interruption, or its process's death).
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import multiprocessing.connection
 import os
@@ -131,70 +134,138 @@ class SerialLauncher(Launcher):
         self._queue.clear()
 
 
-def _process_main(conn, parent: int, task: Task) -> None:
-    """A worker process: set up, run the task, send its end (see ProcessLauncher)."""
-    setup_worker(parent)
+def _run_one(conn, task: Task) -> bool:
+    """Run ``task`` in this worker and send its end on ``conn``; False if it was interrupted
+    (the worker then ends)."""
     try:
         with reporting_to(lambda m: conn.send(("message", m))):
             value = task.fn(*task.args)
         conn.send(("done", value))
     except KeyboardInterrupt:
         conn.send(("interrupted", None))
+        return False
     except BaseException as exc:  # noqa: BLE001 - every failure goes to the parent
         conn.send(("error", portable(exc, task.key)))
+    return True
+
+
+def _process_main(conn, parent: int, task: Task | None) -> None:
+    """A worker process: set up, then run ``task``, or (``task`` None: a reused worker) each
+    task the parent sends until it sends None (see ProcessLauncher)."""
+    setup_worker(parent)
+    try:
+        if task is not None:
+            _run_one(conn, task)
+            return
+        while True:
+            try:
+                task = conn.recv()
+            except (EOFError, KeyboardInterrupt):
+                return
+            if task is None or not _run_one(conn, task):
+                return
     finally:
         conn.close()
 
 
+@dataclass
+class _Worker:
+    """A worker process, its end of the pipe, and the task it runs (None: idle)."""
+
+    proc: Any
+    conn: Any
+    task: Task | None = None
+    t0: float = 0.0
+
+
 class ProcessLauncher(Launcher):
-    """Each task in a worker process of its own, forked or spawned (``start_method``)."""
+    """Each task in a worker process, forked or spawned (``start_method``): a process of its
+    own per task, or with ``reuse`` up to ``slots`` processes that run task after task (started
+    as the first tasks are submitted, so a fork inherits what the parent loaded before them)."""
 
-    def __init__(self, slots: int, start_method: str = "fork"):
+    def __init__(self, slots: int, start_method: str = "fork", reuse: bool = False):
         self.slots = slots
+        self.reuse = reuse
         self._mp = multiprocessing.get_context(start_method)
-        self._running: dict = {}         # connection -> (task, process, start time)
+        self._workers: list[_Worker] = []
 
-    def submit(self, task: Task) -> None:
-        here, there = self._mp.Pipe(duplex=False)
+    def _start(self, task: Task | None) -> _Worker:
+        here, there = self._mp.Pipe(duplex=self.reuse)
+        name = f"mixlab {task.key}" if task is not None else "mixlab worker"
         proc = self._mp.Process(target=_process_main, args=(there, os.getpid(), task),
-                                name=f"mixlab {task.key}", daemon=False)
+                                name=name, daemon=False)
         with thread_environment():
             proc.start()
         there.close()
-        self._running[here] = (task, proc, time.perf_counter())
+        worker = _Worker(proc, here)
+        self._workers.append(worker)
+        return worker
+
+    def submit(self, task: Task) -> None:
+        worker = self._start(task) if not self.reuse else self._hand_over(task)
+        worker.task, worker.t0 = task, time.perf_counter()
+
+    def _hand_over(self, task: Task) -> _Worker:
+        """Send ``task`` to an idle reused worker (one started if none is idle, or if the idle
+        one has died since its last task)."""
+        for worker in [w for w in self._workers if w.task is None]:
+            try:
+                worker.conn.send(task)
+                return worker
+            except OSError:
+                self._drop(worker)
+        worker = self._start(None)
+        worker.conn.send(task)
+        return worker
 
     def running(self) -> int:
-        return len(self._running)
+        return sum(w.task is not None for w in self._workers)
 
     def wait(self, timeout: float | None = None) -> list[Message | Ended]:
         events: list[Message | Ended] = []
-        for conn in multiprocessing.connection.wait(list(self._running), timeout=timeout):
-            task, proc, t0 = self._running[conn]
+        busy = {w.conn: w for w in self._workers if w.task is not None}
+        for conn in multiprocessing.connection.wait(list(busy), timeout=timeout):
+            worker = busy[conn]
+            task = worker.task
             try:
                 kind, payload = conn.recv()
             except (EOFError, OSError):
-                proc.join()
-                kind, payload = "died", death(proc.exitcode)
+                worker.proc.join()
+                kind, payload = "died", death(worker.proc.exitcode)
             if kind == "message":
                 events.append(Message(task.key, payload))
                 continue
-            del self._running[conn]
-            conn.close()
-            proc.join()
-            events.append(Ended(task.key, kind, payload, time.perf_counter() - t0))
+            worker.task = None
+            if not self.reuse or kind in ("died", "interrupted"):
+                self._drop(worker)
+            events.append(Ended(task.key, kind, payload, time.perf_counter() - worker.t0))
         return events
 
+    def _drop(self, worker: _Worker) -> None:
+        """Close ``worker``'s pipe and wait for its process (which has ended, or died)."""
+        worker.conn.close()
+        worker.proc.join()
+        self._workers.remove(worker)
+
     def interrupt(self) -> None:
-        for _, proc, _ in self._running.values():
-            if proc.is_alive():
-                os.kill(proc.pid, signal.SIGTERM)
+        for w in self._workers:
+            if w.task is not None and w.proc.is_alive():
+                os.kill(w.proc.pid, signal.SIGTERM)
 
     def kill(self) -> None:
-        for conn, (_, proc, _) in list(self._running.items()):
-            proc.kill()
-            proc.join()
-            conn.close()
-        self._running.clear()
+        for w in self._workers:
+            if w.task is not None:
+                w.proc.kill()
+            else:                             # an idle reused worker ends when told to
+                with contextlib.suppress(OSError):
+                    w.conn.send(None)
+            w.conn.close()
+        for w in self._workers:
+            w.proc.join(timeout=5)
+            if w.proc.is_alive():
+                w.proc.kill()
+                w.proc.join()
+        self._workers.clear()
 
 
 def one_line(exc: BaseException) -> str:
@@ -281,11 +352,12 @@ class DaskLauncher(Launcher):
 
 
 def choose(jobs: int = 1, scheduler: str | None = None,
-           start_method: str = "spawn") -> Launcher:
+           start_method: str = "spawn", reuse: bool = False) -> Launcher:
     """The launcher for ``-j jobs`` and ``--scheduler``: Dask given a scheduler's address, else
-    worker processes (``start_method``) given more than one job, else this process."""
+    worker processes (``start_method``; ``reuse``: processes that run task after task, for
+    tasks that pickle) given more than one job, else this process."""
     if scheduler:
         return DaskLauncher(scheduler)
     if jobs > 1:
-        return ProcessLauncher(jobs, start_method)
+        return ProcessLauncher(jobs, start_method, reuse)
     return SerialLauncher()

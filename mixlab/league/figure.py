@@ -110,8 +110,10 @@ def _heat(ax, entries, tnames, snames, clock, info) -> None:
             labels[i, j] = f"{r}{'=' if e.tied.get(clock) else ''}{mark}"
     im = ax.imshow(ranks, cmap="viridis_r", aspect="auto",
                    vmin=1, vmax=max(2, len(snames)))
-    for (i, j), s in labels.items():
-        ax.text(j, i, s, ha="center", va="center", fontsize=7, color="w")
+    for (i, j), s in labels.items():   # dark text on the light (high-rank) end of the map
+        r, g, b, _ = im.cmap(im.norm(ranks[i, j]))
+        light = 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.5        # relative luminance
+        ax.text(j, i, s, ha="center", va="center", fontsize=7, color="k" if light else "w")
     ax.set_xticks(range(len(tnames)), tnames, rotation=40, ha="right", fontsize=7)
     ax.set_yticks(range(len(snames)), snames, fontsize=7)
     ax.set_xlabel("target")

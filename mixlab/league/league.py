@@ -194,7 +194,7 @@ def _run_locked(spec: dict, league_dir: Path, grid: dict, cells: list[dict], wor
     from ..sweep.launch import OtherSpecPoints, run_points
 
     schedule = _Schedule(cells, workers, league_dir, grid, warm=workers > 1 and not scheduler)
-    with choose(workers, scheduler, _start_method()) as launcher:
+    with choose(workers, scheduler, _start_method(), reuse=True) as launcher:
         try:
             outcome = run_points(league_dir, cells, grid, [], launcher, schedule, quiet=quiet,
                                  refuse_other=True)

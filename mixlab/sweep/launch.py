@@ -53,9 +53,11 @@ def run_sweep(sweep_dir: Path, specs: list[dict], grid: dict, summary: list[str]
               quiet: bool = True, order: Order | None = None) -> SweepOutcome:
     """Run every point not yet complete, holding the sweep directory's writer lock
     (mixlab.runfile.lock.directory_lock), on the launcher ``workers`` and ``scheduler`` choose
-    (spawned worker processes: fresh interpreters); see :func:`run_points`."""
+    (spawned worker processes, fresh interpreters that run point after point); see
+    :func:`run_points`."""
     sweep_dir.mkdir(parents=True, exist_ok=True)
-    with directory_lock(sweep_dir, "sweep"), choose(workers, scheduler, "spawn") as launcher:
+    with (directory_lock(sweep_dir, "sweep"),
+          choose(workers, scheduler, "spawn", reuse=True) as launcher):
         return run_points(sweep_dir, specs, grid, summary, launcher, order, quiet=quiet)
 
 

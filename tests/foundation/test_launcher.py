@@ -43,7 +43,9 @@ def _fail() -> None:
 
 
 @pytest.mark.parametrize("make", [SerialLauncher, lambda: ProcessLauncher(2, "fork"),
-                                  lambda: ProcessLauncher(2, "spawn")])
+                                  lambda: ProcessLauncher(2, "spawn"),
+                                  lambda: ProcessLauncher(2, "fork", reuse=True),
+                                  lambda: ProcessLauncher(2, "spawn", reuse=True)])
 def test_every_launcher_gives_the_same_values_in_the_policys_order(make):
     class Reverse(Order):
         def __init__(self):
@@ -93,6 +95,26 @@ def test_a_dead_process_ends_its_task_alone_and_retry_runs_it_again(tmp_path):
     assert ends[0].kind == "done" and ends[0].value == "second attempt"
 
 
+def _pid(_: int) -> int:
+    return os.getpid()
+
+
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_reused_workers_run_task_after_task_and_a_dead_one_is_replaced(method, tmp_path):
+    tasks = [Task(f"t{i}", _pid, (i,)) for i in range(6)]
+    with ProcessLauncher(2, method, reuse=True) as launcher:
+        pids = {end.value for _, end in launch(launcher, tasks)}
+        assert len(pids) <= 2 and os.getpid() not in pids
+        ends = dict(launch(launcher, [Task("die", _die_once, (str(tmp_path / "flag"),)),
+                                      Task("ok", _square, (5,))], retry_died=True))
+        assert ends[0].value == "second attempt" and ends[1].value == 25
+        assert len(launcher._workers) <= 2
+        after = {end.value for _, end in launch(launcher, tasks)}
+    assert len(after) <= 2 and after != pids      # the killed worker's place has a new process
+    with ProcessLauncher(2, method) as launcher:  # without reuse: a process per task
+        assert len({end.value for _, end in launch(launcher, tasks)}) == 6
+
+
 @pytest.mark.parametrize("method", ["fork", "spawn"])
 def test_a_worker_has_one_thread_of_each_pool_and_the_parents_environment_stays(method,
                                                                               monkeypatch):
@@ -124,17 +146,19 @@ import sys, time
 from mixlab.launch.launchers import ProcessLauncher, Task
 def sleep():
     time.sleep(60)
-launcher = ProcessLauncher(1, "fork")
+launcher = ProcessLauncher(1, "fork", reuse=REUSE)
 launcher.submit(Task("sleeper", sleep))
-pid = next(iter(launcher._running.values()))[1].pid
+pid = launcher._workers[0].proc.pid
 print(pid, flush=True)
 time.sleep(60)
 """
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
-def test_a_worker_dies_with_its_parent():
-    parent = subprocess.Popen([sys.executable, "-c", _PARENT], stdout=subprocess.PIPE, text=True)
+@pytest.mark.parametrize("reuse", [False, True])
+def test_a_worker_dies_with_its_parent(reuse):
+    parent = subprocess.Popen([sys.executable, "-c", f"REUSE = {reuse}\n" + _PARENT],
+                              stdout=subprocess.PIPE, text=True)
     try:
         worker = int(parent.stdout.readline())
         parent.kill()
