@@ -13,7 +13,8 @@ A stream keeps neither the draws nor the sampler's per-step statistics (their me
 kept); the ESS of the target's per-draw summaries is estimated as the draws stream past
 (mixlab.league.ess_stream), and the run file keeps a thinned record of the summaries (at most
 2,048 evenly spaced draws per chain, ``/streams/<name>/summary``) for ``mixlab diagnose``
-(``every_draw``: every draw's, to check the streaming ESS against ArviZ's on them). The target's yardstick (mixlab.league.yardstick) records the error at ``fractions`` of each
+(``every_draw``: every draw's, to check the streaming ESS against ArviZ's on them). The
+target's yardstick (mixlab.league.yardstick) records the error at ``fractions`` of each
 budget; the cell stores, per clock, the median and range over seeds of each, the seconds and
 work to reach the stated error (``reach_error``, else the target's own: mixlab.league.reach),
 ESS per second (time clock) and ESS per million units of work (work clock), the streaming ESS
@@ -24,9 +25,8 @@ bias test (mixlab.league.bias) on the equal-work streams (else the time streams)
 
 What scoring cost beside the sampling: ``evaluation_seconds`` (the yardstick's updates and the
 per-draw summaries, outside the sampling clock) and ``ess_seconds`` (the streaming ESS's
-updates and estimates), in all and
-per stream (``evaluation_seconds/<stream>``; a stream resumed partway counts the blocks its
-last process evaluated).
+updates and estimates), in all and per stream (``evaluation_seconds/<stream>``; a stream
+resumed partway counts the blocks its last process evaluated).
 """
 
 from __future__ import annotations
@@ -146,7 +146,7 @@ def run_cell(ctx) -> None:
     per_seed = {c: [] for c in CLOCKS}
     for s in range(p["seeds"]):
         ev = inst.yardstick(second_marks=[f * p["seconds"] for f in fr], series=f"s{s}_time")
-        spent, es = _time_evaluation(ev, inst.summarize), _timed_ess()
+        spent, es = _time_evaluation(ev, inst.summarize), _TimedESS()
         sampler = make()
         res = ctx.stream(f"s{s}_time", sampler, after_block=_meter(fam, sampler),
                          seconds=p["seconds"], evaluators=[ev, es], record=False,
@@ -159,7 +159,7 @@ def run_cell(ctx) -> None:
         if has_work:
             draws = math.ceil(p["work"] / per_step * (1.2 if varies else 1.0))
             ev = inst.yardstick(work_marks=[f * p["work"] for f in fr], series=f"s{s}_work")
-            spent, es = _time_evaluation(ev, inst.summarize), _timed_ess()
+            spent, es = _time_evaluation(ev, inst.summarize), _TimedESS()
             sampler = make()
             res = ctx.stream(f"s{s}_work", sampler, after_block=_meter(fam, sampler),
                              draws=max(draws, 1), seconds=p["work_max_seconds"],
@@ -276,7 +276,7 @@ def _batch_means(ev) -> np.ndarray | None:
     return ev.batches[:, :ev.nb] / ev.blen
 
 
-def _min_ess(ctx, name: str, es: _timed_ess, every_draw: bool) -> float:
+def _min_ess(ctx, name: str, es: _TimedESS, every_draw: bool) -> float:
     """The smallest streaming ESS (mixlab.league.ess_stream) over the stream's per-draw
     summaries (NaN without any, or with fewer than 4 draws), stored as ``ess/<name>`` with
     its method (``ess_method/<name>``); the thinned record written (unless the stream keeps
@@ -301,7 +301,7 @@ def _min_ess(ctx, name: str, es: _timed_ess, every_draw: bool) -> float:
     return float(finite[low]["ess"])
 
 
-class _timed_ess(StreamingESS):  # noqa: N801 - used like a function
+class _TimedESS(StreamingESS):
     """The streaming ESS with the seconds its updates take in this process (``seconds``)."""
 
     def __init__(self):

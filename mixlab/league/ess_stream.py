@@ -29,15 +29,19 @@ the stream.
   that straddle the split, and centres each half's pairs at the half's mean: both change a
   lag's autocovariance by ``O(t / n)`` of it;
 - when a summary's Geyer sequence has not ended by lag ``L`` (a chain that mixes slowly): the
-  batch-means ESS, ``chains · n · σ² / (b · s²_b)`` with ``b`` the batch length and ``s²_b``
-  the variance of every chain's full batch means (16 to 32 per chain). Method ``fallback``.
+  same split-chain ESS from the lagged products of the means of consecutive groups of ``L``
+  draws, rescaled to the draws' variance (autocorrelation times up to about a thousand
+  draws). Method ``coarse``;
+- when that sequence has not ended by its lag ``L`` either: the batch-means ESS, ``chains ·
+  n · σ² / (b · s²_b)`` with ``b`` the batch length and ``s²_b`` the variance of every
+  chain's full batch means (16 to 32 per chain). Method ``fallback``.
 
 What it cannot do: rank-normalise. The bulk ESS ranks every draw over all draws; a stream
 cannot, so the ESS is of the raw values. For a 0/1 summary the two are equal (the normal
 scores of two values are an affine map of them, and the ESS is affine-invariant); for a
 summary with heavy tails they differ (the league's summaries are bounded: indicators,
 fractions, energies of finite state spaces). The fallback is a batch-means estimate, noisier
-(relative error about ``sqrt(2 / batches)``, 8-11% with 10 chains) and biased low when the
+(relative error about ``sqrt(2 / batches)``, 8-11% with 10 chains) and biased high when the
 batches are not much longer than the autocorrelation time. Geyer's sequence ends where its
 pair sums first turn negative, which sampling noise decides for lags past the correlation
 time, so the more draws the later it ends: a chain with an autocorrelation time of 20 runs
