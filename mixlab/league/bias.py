@@ -30,11 +30,12 @@ import numpy as np
 
 P_FLAG = 1e-6
 RATIO_FLAG = 2.0
-NO_VERDICT = {"flag": -1, "p_value": math.nan, "error_over_mc": math.nan}
+NO_VERDICT = {"flag": -1, "p_value": math.nan, "error_over_mc": math.nan, "mc_error": math.nan}
 
 
 def verdict(legs: list[dict]) -> dict:
-    """``{"flag": 1 biased | 0 not | -1 no verdict, "p_value", "error_over_mc"}`` from the
+    """``{"flag": 1 biased | 0 not | -1 no verdict, "p_value", "error_over_mc", "mc_error"}``
+    (``mc_error``: the error the MCSE explains, median over the legs) from the
     legs' ``estimate (n,)``, ``truth (n,)``, ``mcse (n,)`` (None: no MCSE), ``mcse_dof``
     (degrees of freedom of the MCSE estimate: absent or inf for batch means, C − 1 for the
     spread of C chains) and ``n_draws`` (all chains)."""
@@ -63,4 +64,4 @@ def verdict(legs: list[dict]) -> dict:
     pval = float(chdtrc(dof, x))
     ratio = float(np.median(errs) / np.median(mc))
     return {"flag": int(pval < P_FLAG and ratio > RATIO_FLAG), "p_value": pval,
-            "error_over_mc": ratio}
+            "error_over_mc": ratio, "mc_error": float(np.median(mc))}

@@ -193,7 +193,7 @@ def run_cell(ctx) -> None:
     for k, v in flag.items():
         ctx.store.set_result(f"bias/{k}", v)
     ctx.store.set_result("bias/clock", "work" if per_seed["work"] else "time")
-    said = verdict.decide(per_seed, fr, inst.exact)
+    said = verdict.decide(per_seed, fr, inst.exact, reach)
     for k, v in said.items():
         ctx.store.set_result(f"verdict/{k}", v)
     ctx.store.set_result("verdict_seconds", time.perf_counter() - t0)

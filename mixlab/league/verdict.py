@@ -24,7 +24,9 @@ smaller R-hat. On it:
 - bias test fires and the error still falls → ``not mixed``;
 - bias test fires on a plateau → ``biased`` (only where R-hat could be computed: with fewer
   than 4 batches per chain, no verdict);
-- otherwise → ``ok``.
+- otherwise → ``ok``. An ``ok`` states its power when it is weak: a bias smaller than
+  ``RATIO_FLAG`` times the error the MCSE explains passes unseen, and where that exceeds the
+  target's stated error the note says so (too few draws to judge at that size).
 
 ``not mixed`` gives the budget that would be needed, as a multiple of the clock's budget: from
 the ESS (each chain's bulk ESS at least :data:`ESS_PER_CHAIN`: ``ESS_PER_CHAIN · chains /
@@ -108,11 +110,12 @@ def _needed(legs: list[dict], ess: float, ratio: float, s: float, trend: bool) -
 
 
 def decide(legs_by_clock: dict[str, list[dict]], fractions: list[float],
-           exact: bool = True) -> dict:
+           exact: bool = True, stated_error: float = math.nan) -> dict:
     """The cell's verdict: ``{"verdict", "clock", "note", "rhat", "rhat_threshold",
     "budget_needed", "slope"}`` from each clock's legs (the cell's ``_leg`` dicts: ``marks``,
     ``estimate``, ``truth``, ``mcse``, ``n_draws``, ``batches (chains, nb, n)``, ``blen``,
-    ``ess``); an empty verdict without exact truth or legs."""
+    ``ess``); an empty verdict without exact truth or legs. ``stated_error``: the target's
+    stated error, against which an ``ok`` states the smallest bias it would have seen."""
     clocks = {c: legs for c, legs in legs_by_clock.items() if legs}
     if not exact or not clocks:
         return dict(NO_VERDICT)
@@ -140,7 +143,12 @@ def decide(legs_by_clock: dict[str, list[dict]], fractions: list[float],
                    note=f"biased at {where}: chains agree (R-hat {m['rhat']:.3g}) but the "
                         f"error is {ratio:.3g}x their MC error (p={b['p_value']:.2g})")
     elif b["flag"] == 0:            # explained by its MC error, whether or not R-hat could say
-        out.update(verdict="ok", note="")
+        unseen = bias.RATIO_FLAG * b["mc_error"]
+        weak = math.isfinite(unseen) and math.isfinite(stated_error) and unseen > stated_error
+        out.update(verdict="ok", note=(f"ok at {where} with few draws: a bias up to "
+                                       f"{unseen:.2g} ({bias.RATIO_FLAG:g}x its MC error) would "
+                                       f"pass unseen, above the stated error "
+                                       f"{stated_error:.2g}") if weak else "")
     else:   # no MCSE, or an error beyond it where too few batches leave mixing unknown
         out.update(verdict="", note="too few draws per chain to tell 'not mixed' from "
                                     "'biased'")

@@ -95,6 +95,23 @@ def test_mixing_correct_chains_are_ok():
     assert out["rhat"] < out["rhat_threshold"]
 
 
+def test_an_ok_states_when_its_draws_are_too_few_to_see_a_bias_of_the_stated_size():
+    """Correct chains of 400 draws: MC error about 0.5 / sqrt(chains · draws) per feature, so
+    the bias test would miss a bias of about twice that (~0.016). Against a stated error of
+    0.1 the ok is plain; against 0.001 it says what it could not see."""
+    def run(stated):
+        rng = np.random.default_rng(3)
+        legs = [leg(*_right(rng, 10, 400)) for _ in range(3)]
+        return decide({"work": legs}, FRACTIONS, stated_error=stated)
+
+    plain, weak = run(0.1), run(0.001)
+    assert plain["verdict"] == weak["verdict"] == "ok"
+    assert plain["note"] == ""
+    assert "would pass unseen" in weak["note"] and "stated error 0.001" in weak["note"]
+    unseen = float(weak["note"].split("a bias up to ")[1].split(" ")[0])
+    assert 0.005 < unseen < 0.05
+
+
 def test_chains_stuck_in_two_modes_are_not_mixed_with_a_budget():
     out = _verdict(np.random.default_rng(2), _two_modes)
     assert out["verdict"] == "not mixed"
