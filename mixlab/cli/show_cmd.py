@@ -66,7 +66,7 @@ def _staleness(run: RunReader) -> dict:
     entry or code changed (mixlab.run.update), judging plugin code only by the plugins this process
     loaded, and the plugins whose code was therefore not checked."""
     try:
-        stale, unchecked = stale_streams(run.file_for_update(), run.spec)
+        stale, unchecked = stale_streams(run.records(), run.spec)
     except Exception:           # a damaged record or spec: nothing can be said about staleness
         return {"stale": {}, "code_unchecked": []}
     return {"stale": stale, "code_unchecked": unchecked}

@@ -127,7 +127,7 @@ def open_run(run_dir: Path, spec: dict, text: str, lock: RunLock, *, force: bool
             old_plugins = r.attrs.get("plugins")
             if update:    # its records checked before the run is opened for writing
                 from .update import plan
-                plan(r.file_for_update(), spec)
+                plan(r.records(), spec)
     except RunFileError as exc:
         raise RunFileError(f"{exc}. Nobody is writing it: start the run afresh with "
                            f"--force (this discards the damaged file), or run into "
@@ -199,7 +199,7 @@ def update_hint(run_dir: Path, spec: dict) -> str:
 
     try:
         with RunReader(run_dir) as r:
-            what = plan(r.file_for_update(), spec).summary()
+            what = plan(r.records(), spec).summary()
     except (MixlabError, OSError):
         return "pass --update to rerun only the streams whose inputs changed"
     return f"pass --update to {what}"
@@ -209,12 +209,12 @@ def apply_update(store: RunStore, run_dir: Path, spec: dict, text: str,
                   status: str) -> str | None:
     """Discard what the spec and the code loaded now make stale (mixlab.run.update) and record the
     new spec; None when the run is complete and nothing is stale."""
-    from .update import discard, plan, remove_segments
+    from .update import plan, remove_segments
 
-    todo = plan(store.file_for_update(), spec)
+    todo = plan(store.records(), spec)
     if todo.empty and status == "complete" and store.attrs.get("spec") == text:
         return None
-    deleted = discard(store.file_for_update(), todo)
+    deleted = store.discard([*todo.rerun, *todo.remove], list(todo.stages))
     store.set_root_attrs({"spec": text, "plugins": json.dumps(plugins.provenance())})
     store.publish()                     # the file no longer links the deleted streams' segments
     remove_segments(run_dir, deleted)

@@ -32,11 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import h5py
-
 from .. import __version__
-from ..runfile.store import inputs_text
-from ..runfile.streamfile import checkpoint_complete, has_checkpoint
+from ..runfile.records import RunRecords
 
 #: spec keys that change no number of a run
 NEUTRAL_KEYS = ("name", "description", "plugins")
@@ -147,57 +144,6 @@ def stage_inputs(spec: dict, experiment_module: str, built: list, after: list[st
     return rec
 
 
-def write_record(group: h5py.Group, record: dict) -> None:
-    group.attrs["inputs"] = inputs_text(record)
-
-
-def read_record(group: h5py.Group) -> dict | None:
-    text = group.attrs.get("inputs")
-    if text is None:
-        return None
-    try:
-        rec = json.loads(text if isinstance(text, str) else bytes(text).decode())
-    except (TypeError, ValueError, UnicodeDecodeError, RecursionError):
-        return None
-    if not isinstance(rec, dict):
-        return None
-    bad = _malformed(rec)
-    if bad is not None:
-        from ..errors import RunFileError
-
-        name = group.file.filename                    # a path, unless read from memory
-        raise RunFileError(f"{name if isinstance(name, str) else 'run.h5'}: the 'inputs' "
-                           f"attribute of '{group.name}' is not a record mixlab writes: its "
-                           f"'{bad}' has the wrong type")
-    return rec
-
-
-_SCALAR = (str, int, float, bool, type(None))
-
-
-def _code_ok(code) -> bool:
-    return isinstance(code, dict) and all(isinstance(v, _SCALAR) for v in code.values())
-
-
-def _malformed(rec: dict) -> str | None:
-    """The first key of a stream's or stage's record whose value is not of the type
-    :func:`stream_inputs` and :func:`stage_inputs` write, or None."""
-    checks = {
-        "common": lambda v: isinstance(v, str), "samplers": lambda v: isinstance(v, str),
-        "label": lambda v: isinstance(v, str),
-        "code": lambda v: isinstance(v, dict) and all(_code_ok(c) for c in v.values()),
-        "sampler": lambda v: isinstance(v, dict) and all(isinstance(x, str)
-                                                         for x in v.values()),
-        "after": lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
-        "labels": lambda v: isinstance(v, dict) and all(
-            isinstance(x, dict) and _code_ok(x.get("code", {})) for x in v.values()),
-    }
-    for key, ok in checks.items():
-        if key in rec and not ok(rec[key]):
-            return key
-    return None
-
-
 # ------------------------------------------------------------------------------------------------
 # what is stale
 
@@ -297,33 +243,16 @@ class Plan:
         return ("; ".join(parts) or "change nothing") + f", {kept}"
 
 
-def _complete(g: h5py.Group) -> bool:
-    return checkpoint_complete(g)
-
-
-def _stream_groups(streams, prefix: str = ""):
-    """``(name, group)`` of every stream under ``/streams``; names may nest ('label/seg00'): a
-    group that is neither a stream (no checkpoint, no record) is a folder of streams."""
-    for name, g in (streams.items() if isinstance(streams, h5py.Group) else ()):
-        if not isinstance(g, h5py.Group):
-            continue
-        if has_checkpoint(g) or "inputs" in g.attrs:
-            yield prefix + name, g
-        else:
-            yield from _stream_groups(g, f"{prefix}{name}/")
-
-
-def plan(f: h5py.File, spec: dict, live: bool = True) -> Plan:
-    """The :class:`Plan` of updating the run file ``f`` to ``spec``.  ``live``: judge code by
-    the modules this process loaded (the run command, which loaded the spec's plugins); False
-    imports and opens nothing (``mixlab show``): plugin code is judged only when this process
-    already loaded the plugin, and the others are listed in ``Plan.unchecked``."""
+def plan(records: RunRecords, spec: dict, live: bool = True) -> Plan:
+    """The :class:`Plan` of updating a run file whose records are ``records``
+    (mixlab.runfile.records) to ``spec``.  ``live``: judge code by the modules this process
+    loaded (the run command, which loaded the spec's plugins); False imports and opens nothing
+    (``mixlab show``): plugin code is judged only when this process already loaded the plugin,
+    and the others are listed in ``Plan.unchecked``."""
     spec = as_stored(spec)
     out = Plan()
-    streams = f.get("streams")
     labels_seen = set()
-    for name, g in _stream_groups(streams):
-        rec = read_record(g)
+    for name, rec, complete in records.streams:
         reasons = stream_reasons(rec, spec, live, out.unchecked)
         if rec is not None and rec.get("label") is not None:
             labels_seen.add(rec["label"])
@@ -331,33 +260,24 @@ def plan(f: h5py.File, spec: dict, live: bool = True) -> Plan:
             out.remove[name] = reasons
         elif reasons:
             out.rerun[name] = reasons
-        elif not _complete(g):
+        elif not complete:
             out.rerun[name] = ["it is not complete"]
         else:
             out.keep.append(name)
-    out.add = [lab for lab in _samplers(spec) if lab not in labels_seen
-               and not (isinstance(streams, h5py.Group) and lab in streams)]
+    out.add = [lab for lab in _samplers(spec) if lab not in labels_seen and lab not in records.top]
     gone = set(out.rerun) | set(out.remove)
-    stages = f.get("stages")
-    for name, g in (stages.items() if isinstance(stages, h5py.Group) else ()):
-        if isinstance(g, h5py.Group):
-            for sub, why in _stage_reasons(name, g, spec, live, gone, out.unchecked):
-                out.stages[sub] = why
+    for name, rec in records.stages:
+        why = _stage_reasons(rec, spec, live, gone, out.unchecked)
+        if why:
+            out.stages[name] = why
     return out
 
 
-def _stage_reasons(name: str, g: h5py.Group, spec: dict, live: bool, gone: set,
-                   unchecked: set | None = None):
-    """``(stage path, reasons)`` for the stale stages under ``g`` (stages may nest: 'a/b')."""
-    if "done" not in g.attrs:
-        for sub, child in g.items():
-            if isinstance(child, h5py.Group):
-                yield from _stage_reasons(f"{name}/{sub}", child, spec, live, gone, unchecked)
-        return
-    rec = read_record(g)
+def _stage_reasons(rec: dict | None, spec: dict, live: bool, gone: set,
+                   unchecked: set | None = None) -> list[str]:
+    """Why a computed stage whose record is ``rec`` is stale ([] if it is not)."""
     if rec is None:
-        yield name, ["its inputs were not recorded"]
-        return
+        return ["its inputs were not recorded"]
     why = []
     if rec.get("common") != common_hash(spec):
         why.append("the spec's shared settings changed")
@@ -373,30 +293,11 @@ def _stage_reasons(name: str, g: h5py.Group, spec: dict, live: bool, gone: set,
     hit = sorted(set(rec.get("after") or ()) & gone)
     if hit:
         why.append(f"it was computed after stream(s) {', '.join(hit)}, which change")
-    if why:
-        yield name, why
+    return why
 
 
 # ------------------------------------------------------------------------------------------------
 # applying a plan
-
-def discard(f: h5py.File, the_plan: Plan) -> list[str]:
-    """Delete the plan's stale and removed streams, its stale stages and every result, metric and
-    array (the experiment recomputes them) from the open file ``f``; returns the streams
-    deleted (their segment folders go after the file is published: :func:`remove_segments`)."""
-    deleted = []
-    for name in (*the_plan.rerun, *the_plan.remove):
-        if f"streams/{name}" in f:
-            del f[f"streams/{name}"]
-            deleted.append(name)
-    for name in the_plan.stages:
-        if f"stages/{name}" in f:
-            del f[f"stages/{name}"]
-    for group in ("results", "metrics", "arrays"):
-        if group in f:
-            del f[group]
-    return deleted
-
 
 def remove_segments(run_dir: Path, names: list[str]) -> None:
     """Delete the segment folders of the streams ``names`` (after the file no longer links them)."""
@@ -416,7 +317,7 @@ def stale_note(run_dir: Path, spec: dict) -> str:
 
     try:
         with RunReader(run_dir) as r:
-            todo = plan(r.file_for_update(), spec)
+            todo = plan(r.records(), spec)
     except Exception:      # a note only: the run itself was judged complete
         return ""
     return "" if todo.empty else f"but stale: --update would {todo.summary()}"
@@ -449,12 +350,12 @@ def adopt_latest(run_dir: Path) -> Path:
     return run_dir
 
 
-def stale_streams(f: h5py.File, spec: dict) -> tuple[dict, list[str]]:
+def stale_streams(records: RunRecords, spec: dict) -> tuple[dict, list[str]]:
     """``({stream: reasons}, unchecked)``: the complete-or-started streams that the run's own
     spec and the code this process has loaded make stale, and the plugins (refs, as recorded)
     whose code could not be checked (``mixlab show``: imports nothing and opens no path the run
     file names)."""
-    todo = plan(f, spec, live=False)
+    todo = plan(records, spec, live=False)
     out = {n: r for n, r in todo.rerun.items() if r != ["it is not complete"]}
     out.update(todo.remove)
     out.update({f"stage {n}": r for n, r in todo.stages.items()})

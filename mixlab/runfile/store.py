@@ -332,10 +332,18 @@ class RunStore(StreamCheckpoints):
                 out[key] = unpack_bool(raw, shape) if packed else raw
         return out
 
-    def file_for_update(self) -> h5py.File:
-        """The open in-memory run file, for mixlab.run.update's plan and discard alone (they
-        walk the streams' and stages' input records)."""
-        return self.f
+    def records(self):
+        """The streams' and stages' input records (mixlab.runfile.records.RunRecords)."""
+        from .records import read_records
+
+        return read_records(self.f)
+
+    def discard(self, streams: list[str], stages: list[str]) -> list[str]:
+        """Delete ``streams``, ``stages`` and every result, metric and array (the experiment
+        recomputes them); returns the streams deleted (mixlab.runfile.records.discard)."""
+        from .records import discard
+
+        return discard(self.f, streams, stages)
 
     # -- stages -----------------------------------------------------------------------------------
     def stage_done(self, name: str) -> bool:
@@ -414,10 +422,11 @@ class RunReader:
     def attrs(self) -> dict:
         return {k: _from_attr(v) for k, v in self.f.attrs.items()}
 
-    def file_for_update(self) -> h5py.File:
-        """The open run file, for mixlab.run.update's plan alone (it walks the streams' and
-        stages' input records)."""
-        return self.f
+    def records(self):
+        """The streams' and stages' input records (mixlab.runfile.records.RunRecords)."""
+        from .records import read_records
+
+        return read_records(self.f)
 
     @property
     def spec(self) -> dict:

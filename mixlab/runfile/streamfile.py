@@ -35,7 +35,7 @@ RESERVED_KEYS = ("time", "stats", "summary", CHECKPOINT)
 
 
 def has_checkpoint(group: h5py.Group) -> bool:
-    """Whether a stream's group holds a checkpoint (mixlab.run.update walks the groups)."""
+    """Whether a stream's group holds a checkpoint (mixlab.runfile.records walks the groups)."""
     return isinstance(group.get(CHECKPOINT), h5py.Group)
 
 

@@ -52,3 +52,25 @@ def test_the_check_finds_what_it_forbids(tmp_path):
                                  "c = g['_checkpoint']\nd = other.f\ne = save_checkpoint\n")
     found = violations(pkg)
     assert sorted(int(v.split(":")[1]) for v in found) == [1, 2, 3], found
+
+
+#: modules outside runfile/ that open HDF5 files of their own (not run files): reasons
+OWN_HDF5 = {"mixlab/rbm/model.py": "the RBM model file",
+            "mixlab/rbm/model_file.py": "the RBM model file",
+            "mixlab/rbm/train.py": "the trainer's model file",
+            "mixlab/data/parsers.py": "data sets stored as HDF5 (USPS)"}
+
+
+def test_only_runfile_and_the_model_and_data_readers_import_h5py():
+    """Walking or deleting a run's groups (the --update plan, its discard) goes through
+    mixlab.runfile.records: no execution, sweep, league or CLI module imports h5py."""
+    found = set()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if PACKAGE / "runfile" in path.parents:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            if any(n == "h5py" or n.startswith("h5py.") for n in names):
+                found.add(str(path.relative_to(PACKAGE.parent)))
+    assert found == set(OWN_HDF5), found

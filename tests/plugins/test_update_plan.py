@@ -5,7 +5,9 @@ import io
 import h5py
 
 from mixlab.plugins.sampler_builds import Built
-from mixlab.run.update import plan, stage_inputs, stream_inputs, write_record
+from mixlab.run.update import plan as plan_records
+from mixlab.run.update import stage_inputs, stream_inputs
+from mixlab.runfile.records import read_records, write_record
 
 SPEC = {"name": "x", "experiment": "toy.gaussian", "seed": 1, "seed_key": [], "scale": "quick",
         "chains": 4, "samplers": {"a": {"method": "gibbs"}, "b": {"method": "metropolis"}}}
@@ -31,6 +33,11 @@ def run_file(spec):
     after.attrs["done"] = True
     write_record(after, stage_inputs(spec, "mixlab.toy.generic", [], ["b"]))
     return f
+
+
+def plan(f, spec, live=True):
+    """The plan of the records the open file ``f`` holds (mixlab.runfile.records)."""
+    return plan_records(read_records(f), spec, live)
 
 
 def test_nothing_changed_nothing_stale():

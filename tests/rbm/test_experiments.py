@@ -15,6 +15,7 @@ from mixlab.errors import SpecError
 from mixlab.run.context import execute
 from mixlab.run.update import plan
 from mixlab.run.workers import available_cores
+from mixlab.runfile.records import read_records
 from mixlab.runfile.store import RunReader
 from mixlab.spec.resolver import load_spec, resolve
 
@@ -165,7 +166,7 @@ def test_bias_run_exact(tmp_path):
         assert np.all(np.isfinite(c["y"])) and np.all(c["y"] < 0)
     # its streams nest ('rf/seg00'): each is recorded, so an unchanged spec has nothing stale
     with h5py.File(tmp_path / "b" / "run.h5", "r") as f:
-        todo = plan(f, spec)
+        todo = plan(read_records(f), spec)
     assert sorted(todo.keep) == ["rf/seg00", "rf/seg01", "rf/seg02"]
     assert not (todo.rerun or todo.remove or todo.stages or todo.add), todo
     # the points' log-likelihoods are independent stages: -j 2 computes them in worker
