@@ -1,7 +1,7 @@
 """The streams' and stages' input records in a run file, read and discarded as data.
 
 Each stream's group and each computed stage's group carries its ``inputs`` record (the JSON
-attribute :func:`mixlab.runfile.store.inputs_text` writes; what it holds and how a changed spec
+attribute :func:`write_record` writes; what it holds and how a changed spec
 makes it stale: mixlab.run.update). :func:`read_records` walks the file once and gives them as
 plain data (:class:`RunRecords`), checked as a record mixlab writes; :func:`discard` deletes
 the streams and stages a plan names, and every result, metric and array. No other module walks
@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 import h5py
 
 from ..errors import RunFileError
-from .store import inputs_text
 from .streamfile import checkpoint_complete, has_checkpoint
 
 
@@ -32,8 +31,8 @@ class RunRecords:
 
 
 def write_record(group: h5py.Group, record: dict) -> None:
-    """Store ``record`` as ``group``'s ``inputs`` attribute."""
-    group.attrs["inputs"] = inputs_text(record)
+    """Store ``record`` as ``group``'s ``inputs`` attribute: JSON, keys sorted."""
+    group.attrs["inputs"] = json.dumps(record, sort_keys=True, default=str)
 
 
 def read_record(group: h5py.Group) -> dict | None:

@@ -41,17 +41,13 @@ from . import confined
 from .atomic import WriteFailure
 from .check import check_run_file, declared_bytes, open_run_file, read_bound, refuse_vds_prefix
 from .lock import RunLock, last_writer, live_writer
+from .records import discard, read_records, write_record
 from .segments import missing_sources
 from .segments import pack_bool as pack_bool  # re-exported: readers unpack with store.unpack_bool
 from .streamfile import StreamCheckpoints
 from .yaml_text import YamlRefused, load_stored
 
 STATUSES = ("running", "complete", "failed", "interrupted")
-
-
-def inputs_text(record: dict) -> str:
-    """A stream's or stage's ``inputs`` record (mixlab.run.update) as its attribute's JSON."""
-    return json.dumps(record, sort_keys=True, default=str)
 
 
 def _to_attr(value: Any) -> Any:
@@ -252,7 +248,7 @@ class RunStore(StreamCheckpoints):
         record is mixlab.run.update's), as the JSON attribute ``inputs`` of its group."""
         if kind not in ("streams", "stages"):
             raise ValueError(f"inputs are recorded for streams or stages, not {kind!r}")
-        self.f.require_group(f"{kind}/{name}").attrs["inputs"] = inputs_text(record)
+        write_record(self.f.require_group(f"{kind}/{name}"), record)
 
     # -- results, metrics, arrays ---------------------------------------------------------------
     def set_result(self, key: str, value: Any) -> None:
@@ -334,15 +330,11 @@ class RunStore(StreamCheckpoints):
 
     def records(self):
         """The streams' and stages' input records (mixlab.runfile.records.RunRecords)."""
-        from .records import read_records
-
         return read_records(self.f)
 
     def discard(self, streams: list[str], stages: list[str]) -> list[str]:
         """Delete ``streams``, ``stages`` and every result, metric and array (the experiment
         recomputes them); returns the streams deleted (mixlab.runfile.records.discard)."""
-        from .records import discard
-
         return discard(self.f, streams, stages)
 
     # -- stages -----------------------------------------------------------------------------------
@@ -424,8 +416,6 @@ class RunReader:
 
     def records(self):
         """The streams' and stages' input records (mixlab.runfile.records.RunRecords)."""
-        from .records import read_records
-
         return read_records(self.f)
 
     @property
