@@ -133,3 +133,40 @@ def test_after_block_is_refused_with_thinning(tmp_path):
                        draws=4, thin=2, after_block=WorkMeter("spinglass", 2))
     finally:
         store.close()
+
+
+class _CountedSteps:
+    """Steps of a given cost each (``costs[i]`` site updates a chain at step i), each taking
+    ``step_seconds`` of the fake clock; ``taken`` counts them."""
+
+    chains = 2
+
+    def __init__(self, clock: _Clock, step_seconds: float, costs: list[float]):
+        self.clock, self.step_seconds, self.costs, self.taken = clock, step_seconds, costs, 0
+
+    def init(self, rng):
+        return {}
+
+    def step(self, state, rng):
+        self.clock.now += self.step_seconds
+        c = self.costs[self.taken]
+        self.taken += 1
+        return state, {"x": np.zeros(2)}, {"site_updates": np.full(2, c)}
+
+
+@pytest.mark.parametrize("step_seconds, taken", [(0.0, 5), (0.001, 5), (0.03, 2), (10.0, 2)])
+def test_a_slow_sampler_is_probed_for_two_steps(monkeypatch, step_seconds, taken):
+    """The work probe takes 5 steps of a fast sampler and stops after 2 once it has taken
+    PROBE_SECONDS (a perturb-and-MAP step on a large grid takes seconds); its answer is the
+    mean work of the steps it took, and whether their work varied."""
+    from mixlab.league import cost
+
+    clock = _Clock()
+    monkeypatch.setattr(cost, "clock", clock)
+    sampler = _CountedSteps(clock, step_seconds, [3.0, 5.0, 3.0, 3.0, 3.0])
+    per_step, varies = cost.probe_cost("spinglass", sampler, np.random.default_rng(0))
+    assert sampler.taken == taken
+    assert per_step == pytest.approx(2 * np.mean(sampler.costs[:taken]))   # both chains
+    assert varies
+    same = _CountedSteps(clock, step_seconds, [4.0] * 5)
+    assert cost.probe_cost("spinglass", same, np.random.default_rng(0)) == (8.0, False)
