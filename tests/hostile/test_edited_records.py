@@ -24,18 +24,10 @@ EDITS = [("common", [1]), ("common", {"a": 1}), ("samplers", [[1]]), ("code", 3)
          ("labels", [1]), ("sampler", {"name": [1]})]
 
 
-@pytest.fixture(scope="module")
-def base(tmp_path_factory):
-    out = tmp_path_factory.mktemp("records") / "run"
-    r = CliRunner().invoke(cli, ["run", SPEC, "--out", str(out), "-q", "budget.draws=100"])
-    assert r.exit_code == 0, r.output
-    return out
-
-
 @pytest.mark.parametrize("key, value", EDITS, ids=[f"{k}={json.dumps(v)}" for k, v in EDITS])
-def test_an_edited_record_is_one_line_naming_the_file_and_key(base, tmp_path, key, value):
+def test_an_edited_record_is_one_line_naming_the_file_and_key(toy_run, tmp_path, key, value):
     run = tmp_path / "run"
-    shutil.copytree(base, run)
+    shutil.copytree(toy_run, run)
     with h5py.File(run / "run.h5", "r+") as f:
         rec = json.loads(f["streams/rwm"].attrs["inputs"])
         *parents, last = key.split(".")

@@ -5,26 +5,15 @@ league table that is not what mixlab writes is an error (exit 1), not an empty r
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from mixlab.cli import cli
 
-REPO = Path(__file__).resolve().parents[2]
-SPEC = str(REPO / "experiments/toy/gaussian.yaml")
 BAD = ["abc", "-1", "1e999", "nan", "²", "0"]
 NUMERIC = ["MIXLAB_MAX_READ_BYTES", "MIXLAB_JOBS", "MIXLAB_KERNEL_THREADS",
            "MIXLAB_CHECKPOINT_SECONDS"]
-
-
-@pytest.fixture(scope="module")
-def run(tmp_path_factory):
-    out = tmp_path_factory.mktemp("settings") / "run"
-    r = CliRunner().invoke(cli, ["run", SPEC, "--out", str(out), "-q", "budget.draws=100"])
-    assert r.exit_code == 0, r.output
-    return out
 
 
 def _show(run, env):
@@ -33,10 +22,10 @@ def _show(run, env):
 
 @pytest.mark.parametrize("name", NUMERIC)
 @pytest.mark.parametrize("bad", BAD)
-def test_a_bad_number_is_one_line_exit_2_naming_the_variable(run, name, bad):
+def test_a_bad_number_is_one_line_exit_2_naming_the_variable(toy_run, name, bad):
     if bad == "0" and name == "MIXLAB_CHECKPOINT_SECONDS":
         bad = "-0.5"                                     # 0 seconds: after every block
-    r = _show(run, {name: bad})
+    r = _show(toy_run, {name: bad})
     assert r.exit_code == 2, r.output
     lines = r.output.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"Error: {name} must be "), r.output
@@ -46,17 +35,17 @@ def test_a_bad_number_is_one_line_exit_2_naming_the_variable(run, name, bad):
 @pytest.mark.parametrize("name, good", [("MIXLAB_MAX_READ_BYTES", "2147483648"),
                                         ("MIXLAB_JOBS", "2"), ("MIXLAB_KERNEL_THREADS", "1"),
                                         ("MIXLAB_CHECKPOINT_SECONDS", "0.5")])
-def test_a_good_value_is_taken(run, name, good):
-    assert _show(run, {name: good}).exit_code == 0
+def test_a_good_value_is_taken(toy_run, name, good):
+    assert _show(toy_run, {name: good}).exit_code == 0
 
 
-def test_the_read_bound_is_the_variable_s_value(run, tmp_path):
+def test_the_read_bound_is_the_variable_s_value(toy_run, tmp_path):
     """A bound below run.h5's size refuses the run (the variable is used, not ignored)."""
-    r = _show(run, {"MIXLAB_MAX_READ_BYTES": "1000"})
+    r = _show(toy_run, {"MIXLAB_MAX_READ_BYTES": "1000"})
     assert r.exit_code == 1 and "more than the 1,000 bytes" in r.output, r.output
 
 
-def test_paths_and_plugins(run, tmp_path):
+def test_paths_and_plugins(toy_run, tmp_path):
     (tmp_path / "a-file").write_text("x")
     for name, value, words in [
             ("MIXLAB_DATA_DIR", str(tmp_path / "a-file"), "a directory, not a file"),
@@ -64,7 +53,7 @@ def test_paths_and_plugins(run, tmp_path):
             ("MIXLAB_DATA_MIRROR", str(tmp_path / "a-file"), "a directory, not a file"),
             ("MIXLAB_PLUGINS", "-1", "':'-separated module names"),
             ("MIXLAB_PLUGINS", "²", "':'-separated module names")]:
-        r = _show(run, {name: value})
+        r = _show(toy_run, {name: value})
         assert r.exit_code == 2 and f"{name} must be {words}" in r.output, (name, r.output)
         assert len(r.output.strip().splitlines()) == 1
 
