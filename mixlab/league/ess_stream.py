@@ -60,6 +60,7 @@ import numpy as np
 
 from ..runfile.checkpoint import StateError
 from .ess import MIN_DRAWS, _geyer_tau, ess_bulk
+from .lag_products import lag_products
 
 #: the lag bound: autocovariances of lags 0..LAGS are kept
 LAGS = 64
@@ -324,7 +325,7 @@ def _add_lags(Q: np.ndarray, first: np.ndarray, hist: np.ndarray, count: int,
         k = min(L - count, v.shape[-1])
         first[:, :, count:count + k] = v[:, :, :k]
     e = np.concatenate([hist, v], axis=-1)                              # (C, S, L + B)
-    Q += _lag_products(e, L)
+    Q += lag_products(e, L)
     return np.ascontiguousarray(e[:, :, -L:])
 
 
@@ -349,15 +350,3 @@ def _split_moments(Q, first, hist, n: int, total, h_a: int, sum_a, shift):
     chain_var = np.var(np.concatenate([m_a, m_b]) + np.concatenate([shift, shift]), axis=0,
                        ddof=1)
     return acov_mean, chain_var
-
-
-def _lag_products(e: np.ndarray, L: int) -> np.ndarray:
-    """``Σ_u e[L+u] e[L+u−t]`` over a block's draws ``u`` for ``t = 0..L`` of every series of
-    ``e (C, S, L + B)`` (the block after its ``L`` predecessors): ``(C, S, L + 1)``."""
-    C, S, W = e.shape
-    r = e.reshape(C * S, W)
-    a = r[:, L:]
-    out = np.empty((L + 1, C * S))
-    for t in range(L + 1):
-        out[t] = np.einsum("rk,rk->r", a, r[:, L - t:W - t])
-    return out.T.reshape(C, S, L + 1)
