@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from mixlab.league import ess_stream
+from mixlab.league.ess import MIN_DRAWS
 from mixlab.league.league import run_league
 from mixlab.run.streams import run_stream
 from mixlab.runfile.store import RunReader, RunStore
@@ -47,6 +48,11 @@ def test_a_cells_streaming_ess_is_within_10_percent_of_arviz_on_its_full_draws(
             for name in run.stream_names():
                 summ = run.stream_summaries(name)
                 assert run.summary_thinning(name) is None      # every draw kept
+                if res[f"ess_method/{name}"] == "none":
+                    # an equal-time stream a loaded host left with too few draws for an ESS
+                    assert name.endswith("_time"), (cell.run_dir, name)
+                    assert run.stream_attrs(name)["draws"] < MIN_DRAWS, (cell.run_dir, name)
+                    continue
                 want = min(float(az.ess(v, method="bulk")) for v in summ.values())
                 got = res[f"ess/{name}"]
                 assert got == pytest.approx(want, rel=0.10), (cell.run_dir, name)
