@@ -252,7 +252,7 @@ def _leg(ctx, name: str, ev, es, res, marks: list, p: dict, reach: float) -> dic
                                x_label=f"work ({cost.unit(p['family'])}, all chains)",
                                y_label=ev.y_label)
     hit = np.flatnonzero(ys <= reach)
-    ess = _min_ess(ctx, name, es, p["every_draw"])
+    ess, ess_method = _min_ess(ctx, name, es, p["every_draw"])
     mcse, mcse_dof = ev.mcse(), math.inf
     if mcse is None:   # too few batches per chain: the spread of independent chains instead
         mcse = ev.chain_mcse()
@@ -262,7 +262,7 @@ def _leg(ctx, name: str, ev, es, res, marks: list, p: dict, reach: float) -> dic
         marks[-1] = ev.value()
     return {"marks": marks, "reach_seconds": float(xs_sec[hit[0]]) if len(hit) else math.inf,
             "reach_work": float(xs_work[hit[0]]) if len(hit) else math.inf,
-            "ess": ess, "seconds": float(res.seconds), "work": float(ev.work),
+            "ess": ess, "ess_method": ess_method, "seconds": float(res.seconds), "work": float(ev.work),
             "estimate": ev.estimate(), "truth": ev.truth, "mcse": mcse,
             "batches": _batch_means(ev), "blen": int(getattr(ev, "blen", 1)),
             "mcse_dof": mcse_dof, "n_draws": int(ev.draws) * int(ev.chains)}
@@ -276,10 +276,10 @@ def _batch_means(ev) -> np.ndarray | None:
     return ev.batches[:, :ev.nb] / ev.blen
 
 
-def _min_ess(ctx, name: str, es: _TimedESS, every_draw: bool) -> float:
-    """The smallest streaming ESS (mixlab.league.ess_stream) over the stream's per-draw
-    summaries (NaN without any, or with fewer than 4 draws), stored as ``ess/<name>`` with
-    its method (``ess_method/<name>``); the thinned record written (unless the stream keeps
+def _min_ess(ctx, name: str, es: _TimedESS, every_draw: bool) -> tuple[float, str]:
+    """``(ESS, method)``: the smallest streaming ESS (mixlab.league.ess_stream) over the
+    stream's per-draw summaries (NaN, method "none", without any, or with fewer than 4 draws),
+    stored as ``ess/<name>`` with its method (``ess_method/<name>``); the thinned record written (unless the stream keeps
     every draw's summaries); ``ess_seconds/<name>`` the estimator's seconds in this process."""
     t0 = time.perf_counter()
     est = es.estimates()
@@ -294,11 +294,11 @@ def _min_ess(ctx, name: str, es: _TimedESS, every_draw: bool) -> float:
     finite = {k: v for k, v in est.items() if math.isfinite(v["ess"])}
     if not finite:
         ctx.store.set_result(f"ess_method/{name}", "none")
-        return float("nan")
+        return float("nan"), "none"
     low = min(finite, key=lambda k: finite[k]["ess"])
     ctx.store.set_result(f"ess/{name}", finite[low]["ess"])
     ctx.store.set_result(f"ess_method/{name}", finite[low]["method"])
-    return float(finite[low]["ess"])
+    return float(finite[low]["ess"]), str(finite[low]["method"])
 
 
 class _TimedESS(StreamingESS):

@@ -118,6 +118,22 @@ def test_chains_stuck_in_two_modes_are_not_mixed_with_a_budget():
     assert out["rhat"] > 1.5 and "chains disagree" in out["note"]
 
 
+@pytest.mark.parametrize("method, words", [("stream", "needs ≈ 3.3x this budget (ESS)"),
+                                           ("fallback", "needs ≥ 3.3x this budget (ESS from "
+                                                        "batch means: a floor)")])
+def test_a_budget_read_from_batch_means_is_a_floor(method, words):
+    """Chains stuck apart: the batch-means ESS (the fallback) counts their batch means as
+    independent draws, so the budget it gives (100 draws a chain: 100 · 10 / 300) is a
+    lower bound; the lagged-products ESS gives an estimate."""
+    rng = np.random.default_rng(2)
+    legs = [{**leg(*_two_modes(rng, 10, 4000)), "ess": 300.0, "ess_method": method}
+            for _ in range(3)]
+    out = decide({"work": legs}, FRACTIONS)
+    assert out["verdict"] == "not mixed" and "chains disagree" in out["note"]
+    assert out["budget_needed"] == pytest.approx(100 * 10 / 300)
+    assert out["note"].endswith(words), out["note"]
+
+
 def test_chains_agreeing_on_a_shifted_mean_are_biased():
     out = _verdict(np.random.default_rng(3), _shifted)
     assert out["verdict"] == "biased" and "chains agree" in out["note"]
