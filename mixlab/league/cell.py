@@ -262,7 +262,8 @@ def _leg(ctx, name: str, ev, es, res, marks: list, p: dict, reach: float) -> dic
         marks[-1] = ev.value()
     return {"marks": marks, "reach_seconds": float(xs_sec[hit[0]]) if len(hit) else math.inf,
             "reach_work": float(xs_work[hit[0]]) if len(hit) else math.inf,
-            "ess": ess, "ess_method": ess_method, "seconds": float(res.seconds), "work": float(ev.work),
+            "ess": ess, "ess_method": ess_method, "seconds": float(res.seconds),
+            "work": float(ev.work),
             "estimate": ev.estimate(), "truth": ev.truth, "mcse": mcse,
             "batches": _batch_means(ev), "blen": int(getattr(ev, "blen", 1)),
             "mcse_dof": mcse_dof, "n_draws": int(ev.draws) * int(ev.chains)}
@@ -279,8 +280,9 @@ def _batch_means(ev) -> np.ndarray | None:
 def _min_ess(ctx, name: str, es: _TimedESS, every_draw: bool) -> tuple[float, str]:
     """``(ESS, method)``: the smallest streaming ESS (mixlab.league.ess_stream) over the
     stream's per-draw summaries (NaN, method "none", without any, or with fewer than 4 draws),
-    stored as ``ess/<name>`` with its method (``ess_method/<name>``); the thinned record written (unless the stream keeps
-    every draw's summaries); ``ess_seconds/<name>`` the estimator's seconds in this process."""
+    stored as ``ess/<name>`` with its method (``ess_method/<name>``); the thinned record
+    written (unless the stream keeps every draw's summaries); ``ess_seconds/<name>`` the
+    estimator's seconds in this process."""
     t0 = time.perf_counter()
     est = es.estimates()
     if est and not every_draw:
