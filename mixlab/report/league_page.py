@@ -6,7 +6,8 @@ Read from the league's own files (``league.csv``, ``league.json``, ``league.png`
 mixlab.runfile.confined, so ``mixlab league`` writes ``league.html`` from what it has just written and
 ``mixlab report LEAGUE`` gives the same page. A ``verdict`` column (``ok``, ``not mixed``,
 ``biased`` or empty) is shown when the table has one; otherwise the verdict is read from
-``bias_flag`` (1 biased, 0 ok, anything else no verdict).
+``bias_flag`` (1 biased, 0 ok, anything else no verdict). A calibration league's
+``calibration.csv`` (false alarms and misses per target) is shown above the leaderboards.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import math
 from pathlib import Path
 
 from ..errors import RunFileError
+from ..league import calibration
 from ..runfile import confined
 from .cells import cell, verdict_style
 from .page import Figure
@@ -71,10 +73,39 @@ def _rank(row: dict, clock: str, cls: str, mark: str) -> dict:
 
 
 def _reach(v) -> dict:
+    """A cost to reach the stated error: infinite when the stream never reached it."""
     x = _float(v)
     if x is None:
         return cell(None)
     return cell(x, text="not reached" if math.isinf(x) else f"{x:.3g}")
+
+
+def _number(v) -> dict:
+    """An ESS rate, an R-hat or a budget factor: infinite spelled ∞ (chains that never
+    meet have R-hat ∞)."""
+    x = _float(v)
+    if x is None:
+        return cell(None)
+    return cell(x, text=("∞" if x > 0 else "−∞") if math.isinf(x) else f"{x:.3g}")
+
+
+def _note(r: dict) -> str:
+    """The row's note: its verdict note, the table's note (which repeats the verdict note in
+    the tables mixlab writes) and a failed cell's error, each part once."""
+    status = (r.get("status") or "").strip()
+    sources = [r.get("verdict_note"), r.get("note")]
+    if status and status != "complete":
+        sources.append(r.get("error"))
+    parts: list[str] = []
+    for text in sources:
+        for part in (text or "").split("; "):
+            part = part.strip()
+            if part and not any(part in seen for seen in parts):
+                parts.append(part)
+    note = "; ".join(parts)
+    if status and status != "complete" and not note.startswith(status):
+        note = f"{status}: {note}" if note else status
+    return note
 
 
 HEAD = [("sampler", False), ("verdict", False), ("error @ equal time", True),
@@ -91,12 +122,6 @@ def leaderboard(rows: list[dict]) -> list[list[dict]]:
         clock = (r.get("verdict_clock") or "").strip()
         marks = {c: (cls if not clock or clock == c else "", badge if not clock or clock == c
                      else "") for c in ("time", "work")}
-        note = r.get("verdict_note") or ""
-        note = "; ".join(s for s in (note, r.get("note") or "",
-                                     r.get("error") or "" if r.get("status") != "complete"
-                                     else "") if s)
-        if r.get("status") and r.get("status") != "complete":
-            note = f"{r['status']}: {note}" if note else r["status"]
         out.append([
             cell(r.get("sampler"), numeric=False, cls="name"),
             cell(verdict or "no verdict", numeric=False, cls=cls,
@@ -106,9 +131,9 @@ def leaderboard(rows: list[dict]) -> list[list[dict]]:
             _marked(_spread(r, "work"), marks["work"][0]),
             _rank(r, "work", *marks["work"]),
             _reach(r.get("time_reach_seconds")), _reach(r.get("work_reach_work")),
-            _reach(r.get("time_ess_per_s")), _reach(r.get("work_ess_per_munit")),
-            *[_reach(r.get(k)) for k, _ in EXTRA if k in r],
-            cell(note, numeric=False, cls="note")])
+            _number(r.get("time_ess_per_s")), _number(r.get("work_ess_per_munit")),
+            *[_number(r.get(k)) for k, _ in EXTRA if k in r],
+            cell(_note(r), numeric=False, cls="note")])
     return out
 
 
@@ -120,6 +145,28 @@ def head_of(rows: list[dict]) -> list[tuple[str, bool]]:
     """The leaderboard's header: :data:`HEAD` with the :data:`EXTRA` columns the table has."""
     have = [(label, True) for k, label in EXTRA if rows and k in rows[0]]
     return HEAD[:-1] + have + HEAD[-1:]
+
+
+def calibration_table(league_dir: Path) -> dict | None:
+    """The league's ``calibration.csv`` (a calibration league's false alarms and misses per
+    target, mixlab.league.calibration) as table cells, with the sentence summing it; None when
+    the league has none."""
+    if not confined.exists(league_dir, "calibration.csv"):
+        return None
+    text = confined.read_text(league_dir, "calibration.csv", limit=TABLE_BYTES)
+    rows = list(csv.reader(io.StringIO(text, newline="")))
+    if not rows:
+        return None
+    head, body = rows[0], rows[1:]
+    counts = set(calibration.HEAD[1:9])
+    cells = [[cell(int(v)) if label in counts and v.strip().isdigit()
+              else cell(v, numeric=False) for label, v in zip(head, r)]
+             for r in body[:SHOWN_ITEMS]]
+    whole = tuple(head) == calibration.HEAD and all(
+        len(r) == len(head) and all(r[i].strip().isdigit() for i in range(1, 9)) for r in body)
+    return {"head": [(label, label in counts) for label in head], "rows": cells,
+            "more": max(0, len(body) - SHOWN_ITEMS),
+            "totals": calibration.totals(body) if whole and body else ""}
 
 
 def _order(r: dict) -> tuple:
@@ -178,6 +225,7 @@ def context(league_dir: str | Path) -> dict:
             "verdict_counts": [(v or "no verdict", n) for v, n in counts.items()],
             "has_verdict_column": bool(rows) and "verdict" in rows[0],
             "rows_more": max(0, len(rows) - SHOWN_ITEMS),
+            "calibration": calibration_table(d),
             "generated_from": str(d)}
 
 

@@ -178,6 +178,53 @@ def test_a_league_table_with_verdict_columns_marks_each_cell_by_its_verdict(tmp_
     assert ctx["has_verdict_column"]              # whatever bias_flag says
 
 
+def test_a_league_row_shows_each_part_of_its_note_once_and_an_infinite_rhat_as_such(tmp_path):
+    """league.csv's note repeats the verdict note (mixlab.league.report.note), and a failed
+    cell's note holds its error: the page shows each once. R-hat inf (chains that never meet)
+    is ∞, not "not reached"."""
+    from mixlab.report import league_page
+
+    said = "not mixed at equal work: chains disagree (R-hat inf > 1.02)"
+    rows = [{**ROW, "sampler": "a", "verdict": "not mixed", "verdict_clock": "work",
+             "verdict_note": said, "note": f"{said}; reference truth: no bias test",
+             "rhat": "inf", "budget_needed": "3.4"},
+            {**ROW, "sampler": "b", "status": "failed", "error": "ValueError: x",
+             "note": "failed: ValueError: x", "verdict": "", "verdict_clock": "",
+             "verdict_note": "", "rhat": "", "budget_needed": ""}]
+    board = league_page.context(_league_dir(tmp_path, rows))["boards"][0]["rows"]
+    a, b = (row[-1]["text"] for row in board)
+    assert a == f"{said}; reference truth: no bias test"
+    assert b == "failed: ValueError: x"
+    rhat = board[0][-3]
+    assert rhat["text"] == "∞" and rhat["sort"] == "inf"
+    assert board[0][6]["text"] == "not reached"           # time to reach: inf in ROW
+
+
+def test_a_calibration_league_page_shows_its_false_alarms_and_misses(tmp_path):
+    """calibration.csv, as mixlab.league.calibration writes it, becomes a table above the
+    leaderboards with the sentence summing it; a league without one has no such section, and
+    a hand-edited one is shown without a sum it cannot vouch for."""
+    from mixlab.league import calibration
+    from mixlab.report import league_page
+
+    d = _league_dir(tmp_path, [{**ROW, "sampler": "a"}])
+    assert league_page.context(d)["calibration"] is None
+    rows = [("t1", 6, 1, 5, 0, 5, 2, 3, 0, "", "g (not mixed)"),
+            ("t2", 6, 6, 0, 0, 7, 7, 0, 0, "", "")]
+    (d / "calibration.csv").write_text(calibration.csv_text(rows))
+    table = league_page.context(d)["calibration"]
+    assert [h for h, _ in table["head"]] == list(calibration.HEAD)
+    assert [c["text"] for c in table["rows"][0]][:5] == ["t1", "6", "1", "5", "0"]
+    assert table["totals"] == ("All targets: 0 of 12 correct-sampler cells biased; 9 of 12 "
+                               "wrong-sampler cells biased, 3 not mixed, 0 ok.")
+    (d / "calibration.csv").write_text(calibration.csv_text(rows) + "t3,x\n")
+    assert league_page.context(d)["calibration"]["totals"] == ""
+    from mixlab.report.page import render
+
+    html = render("league.html", **league_page.context(d))
+    assert html.index('id="calibration"') < html.index('id="target-1"')
+
+
 def test_report_usage_errors_are_one_line_with_exit_2(tmp_path):
     from click.testing import CliRunner
 

@@ -10,6 +10,7 @@ import shutil
 
 import pytest
 
+from mixlab.league import calibration
 from tests.report.conftest import open_page, screenshot
 from tests.report.fixtures import PAYLOADS, hostile_run, mixlab, tiny_league, toy_run
 
@@ -52,12 +53,23 @@ def pages(tmp_path_factory):
     w.writerows(rows)
     (long / "league.csv").write_text(buf.getvalue())
     mixlab("report", long, "-o", root / "long-league.html")
-    return {"long-league": root / "long-league.html","league": league / "league.html", "run": root / "run.html",
-            "hostile": root / "hostile.html", "compare": root / "compare.html",
-            "bad-league": root / "bad-league.html"}
+    cal = root / "calibration-league"   # the league's files and a calibration table whose
+    cal.mkdir()                         # sampler labels are payloads
+    for name in ("league.json", "league.png", "league.csv"):
+        shutil.copy(league / name, cal / name)
+    (cal / "calibration.csv").write_text(calibration.csv_text(
+        [(t, 6, 1, 5, 0, 5, 2, 3, 0, PAYLOADS["script"], PAYLOADS["onerror"] + " (not mixed)")
+         for t in dict.fromkeys(r["target"] for r in csv.DictReader(
+             io.StringIO((league / "league.csv").read_text())))]))
+    mixlab("report", cal, "-o", root / "calibration-league.html")
+    return {"long-league": root / "long-league.html", "league": league / "league.html",
+            "run": root / "run.html", "hostile": root / "hostile.html",
+            "compare": root / "compare.html", "bad-league": root / "bad-league.html",
+            "calibration-league": root / "calibration-league.html"}
 
 
-@pytest.mark.parametrize("name", ["league", "run", "hostile", "compare", "bad-league"])
+@pytest.mark.parametrize("name", ["league", "run", "hostile", "compare", "bad-league",
+                                  "calibration-league"])
 def test_no_console_error_no_fetch_and_every_image_decoded(browser, pages, name):
     o = open_page(browser, pages[name])
     try:
@@ -99,7 +111,7 @@ def test_clicking_a_header_sorts_the_leaderboard(browser, pages):
         o.page.close()
 
 
-@pytest.mark.parametrize("name", ["hostile", "bad-league"])
+@pytest.mark.parametrize("name", ["hostile", "bad-league", "calibration-league"])
 def test_payloads_show_as_text_and_never_run(browser, pages, name):
     o = open_page(browser, pages[name])
     try:
@@ -117,7 +129,7 @@ def test_payloads_show_as_text_and_never_run(browser, pages, name):
         o.page.close()
 
 
-@pytest.mark.parametrize("name", ["league", "run", "compare"])
+@pytest.mark.parametrize("name", ["league", "run", "compare", "calibration-league"])
 @pytest.mark.parametrize("width", [390, 1280])
 def test_no_horizontal_scroll_of_the_body(browser, pages, name, width):
     o = open_page(browser, pages[name], width=width)
@@ -145,6 +157,25 @@ def test_a_table_longer_than_a_screen_keeps_its_header_in_view(browser, pages):
         assert abs(head.evaluate("h => h.getBoundingClientRect().top") - top) <= 2
         first_row = page.locator("table.sortable tbody tr").first
         assert first_row.evaluate("r => r.getBoundingClientRect().bottom") < top  # scrolled by
+        assert o.errors == []
+    finally:
+        o.page.close()
+
+
+def test_a_calibration_league_shows_its_calibration_table_first(browser, pages):
+    """The false alarms and misses of a calibration league, above the leaderboards, with the
+    sentence summing them over the targets."""
+    o = open_page(browser, pages["calibration-league"])
+    try:
+        page = o.page
+        assert page.locator("h2").first.inner_text() == "Calibration"
+        n = page.locator("h2[id^=target-]").count()                 # the leaderboards
+        assert n >= 1
+        table = page.locator("table.sortable").first
+        assert table.locator("thead th").all_inner_texts()[4] == "correct biased (false)"
+        assert table.locator("tbody tr").count() == n                # one row per target
+        assert (f"All targets: 0 of {6 * n} correct-sampler cells biased; {2 * n} of {5 * n} "
+                f"wrong-sampler cells biased, {3 * n} not mixed, 0 ok.") in page.inner_text("body")
         assert o.errors == []
     finally:
         o.page.close()

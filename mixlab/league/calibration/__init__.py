@@ -106,11 +106,18 @@ def markdown(rows: list[tuple], family: str) -> str:
            "sign of zero fields) counts as correct on that target.", "",
            "| " + " | ".join(HEAD) + " |", "|" + "---|" * len(HEAD)]
     out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
-    total = [sum(r[i] for r in rows) for i in range(1, 9)]
-    out += ["", f"All targets: {total[3]} of {total[0]} correct-sampler cells `biased`; "
-                f"{total[5]} of {total[4]} wrong-sampler cells `biased`, {total[6]} "
-                f"`not mixed`, {total[7]} `ok`.", ""]
+    out += ["", totals(rows, quote="`"), ""]
     return "\n".join(out)
+
+
+def totals(rows: list[tuple], quote: str = "") -> str:
+    """The sentence summing :func:`summary`'s rows over the targets; ``quote`` marks the
+    verdicts (a backtick in Markdown)."""
+    t = [sum(int(r[i]) for r in rows) for i in range(1, 9)]
+    q = lambda v: f"{quote}{v}{quote}"  # noqa: E731
+    return (f"All targets: {t[3]} of {t[0]} correct-sampler cells {q('biased')}; {t[5]} of "
+            f"{t[4]} wrong-sampler cells {q('biased')}, {t[6]} {q('not mixed')}, {t[7]} "
+            f"{q('ok')}.")
 
 
 def csv_text(rows: list[tuple]) -> str:
