@@ -16,6 +16,7 @@ import csv
 import io
 import json
 import math
+import re
 from pathlib import Path
 
 from ..errors import RunFileError
@@ -159,14 +160,21 @@ def calibration_table(league_dir: Path) -> dict | None:
         return None
     head, body = rows[0], rows[1:]
     counts = set(calibration.HEAD[1:9])
-    cells = [[cell(int(v)) if label in counts and v.strip().isdigit()
+    cells = [[cell(_count(v)) if label in counts and _count(v) is not None
               else cell(v, numeric=False) for label, v in zip(head, r)]
              for r in body[:SHOWN_ITEMS]]
     whole = tuple(head) == calibration.HEAD and all(
-        len(r) == len(head) and all(r[i].strip().isdigit() for i in range(1, 9)) for r in body)
+        len(r) == len(head) and all(_count(r[i]) is not None for i in range(1, 9))
+        for r in body)
     return {"head": [(label, label in counts) for label in head], "rows": cells,
             "more": max(0, len(body) - SHOWN_ITEMS),
             "totals": calibration.totals(body) if whole and body else ""}
+
+
+def _count(text: str) -> int | None:
+    """A count of cells written as ASCII digits, else None."""
+    text = text.strip()
+    return int(text) if re.fullmatch(r"[0-9]{1,15}", text) else None
 
 
 def _order(r: dict) -> tuple:

@@ -217,8 +217,10 @@ def test_a_calibration_league_page_shows_its_false_alarms_and_misses(tmp_path):
     assert [c["text"] for c in table["rows"][0]][:5] == ["t1", "6", "1", "5", "0"]
     assert table["totals"] == ("All targets: 0 of 12 correct-sampler cells biased; 9 of 12 "
                                "wrong-sampler cells biased, 3 not mixed, 0 ok.")
-    (d / "calibration.csv").write_text(calibration.csv_text(rows) + "t3,x\n")
-    assert league_page.context(d)["calibration"]["totals"] == ""
+    for bad in ("t3,x\n", "t3,²,1,1,0,1,1,0,0,,\n", f"t3,{'9' * 5000},1,1,0,1,1,0,0,,\n"):
+        (d / "calibration.csv").write_text(calibration.csv_text(rows) + bad)
+        table = league_page.context(d)["calibration"]
+        assert table["totals"] == "" and len(table["rows"]) == 3
     from mixlab.report.page import render
 
     html = render("league.html", **league_page.context(d))
