@@ -19,9 +19,10 @@ budget; the cell stores, per clock, the median and range over seeds of each, the
 work to reach the stated error (``reach_error``, else the target's own: mixlab.league.reach),
 ESS per second (time clock) and ESS per million units of work (work clock), the streaming ESS
 of the target's per-draw summaries (the smallest of them; ``ess/<stream>``, and how it was
-estimated, ``ess_method/<stream>``: ``record``, ``stream`` or ``fallback``, and
-``ess_fallback`` the streams whose smallest ESS came from the batch-means fallback), and the
-bias test (mixlab.league.bias) on the equal-work streams (else the time streams).
+estimated, ``ess_method/<stream>``: ``record``, ``stream`` or ``fallback``, ``ess_upper/<stream>``
+1 when it is only an upper bound, ``ess_fallback`` the streams whose smallest ESS came from
+the batch-means fallback, and per clock ``<clock>/ess_upper`` 1 when any seed's is a bound),
+and the bias test (mixlab.league.bias) on the equal-work streams (else the time streams).
 
 What scoring cost beside the sampling: ``evaluation_seconds`` (the yardstick's updates and the
 per-draw summaries, outside the sampling clock) and ``ess_seconds`` (the streaming ESS's
@@ -252,7 +253,7 @@ def _leg(ctx, name: str, ev, es, res, marks: list, p: dict, reach: float) -> dic
                                x_label=f"work ({cost.unit(p['family'])}, all chains)",
                                y_label=ev.y_label)
     hit = np.flatnonzero(ys <= reach)
-    ess, ess_method = _min_ess(ctx, name, es, p["every_draw"])
+    ess, ess_method, ess_upper = _min_ess(ctx, name, es, p["every_draw"])
     mcse, mcse_dof = ev.mcse(), math.inf
     if mcse is None:   # too few batches per chain: the spread of independent chains instead
         mcse = ev.chain_mcse()
@@ -262,7 +263,8 @@ def _leg(ctx, name: str, ev, es, res, marks: list, p: dict, reach: float) -> dic
         marks[-1] = ev.value()
     return {"marks": marks, "reach_seconds": float(xs_sec[hit[0]]) if len(hit) else math.inf,
             "reach_work": float(xs_work[hit[0]]) if len(hit) else math.inf,
-            "ess": ess, "ess_method": ess_method, "seconds": float(res.seconds),
+            "ess": ess, "ess_method": ess_method, "ess_upper": ess_upper,
+            "seconds": float(res.seconds),
             "work": float(ev.work),
             "estimate": ev.estimate(), "truth": ev.truth, "mcse": mcse,
             "batches": _batch_means(ev), "blen": int(getattr(ev, "blen", 1)),
@@ -277,10 +279,11 @@ def _batch_means(ev) -> np.ndarray | None:
     return ev.batches[:, :ev.nb] / ev.blen
 
 
-def _min_ess(ctx, name: str, es: _TimedESS, every_draw: bool) -> tuple[float, str]:
-    """``(ESS, method)``: the smallest streaming ESS (mixlab.league.ess_stream) over the
+def _min_ess(ctx, name: str, es: _TimedESS, every_draw: bool) -> tuple[float, str, bool]:
+    """``(ESS, method, upper)``: the smallest streaming ESS (mixlab.league.ess_stream) over the
     stream's per-draw summaries (NaN, method "none", without any, or with fewer than 4 draws),
-    stored as ``ess/<name>`` with its method (``ess_method/<name>``); the thinned record
+    stored as ``ess/<name>`` with its method (``ess_method/<name>``) and whether it is only an
+    upper bound (``ess_upper/<name>``, 0 or 1); the thinned record
     written (unless the stream keeps every draw's summaries); ``ess_seconds/<name>`` the
     estimator's seconds in this process."""
     t0 = time.perf_counter()
@@ -296,11 +299,12 @@ def _min_ess(ctx, name: str, es: _TimedESS, every_draw: bool) -> tuple[float, st
     finite = {k: v for k, v in est.items() if math.isfinite(v["ess"])}
     if not finite:
         ctx.store.set_result(f"ess_method/{name}", "none")
-        return float("nan"), "none"
+        return float("nan"), "none", False
     low = min(finite, key=lambda k: finite[k]["ess"])
     ctx.store.set_result(f"ess/{name}", finite[low]["ess"])
     ctx.store.set_result(f"ess_method/{name}", finite[low]["method"])
-    return float(finite[low]["ess"]), str(finite[low]["method"])
+    ctx.store.set_result(f"ess_upper/{name}", int(finite[low]["upper"]))
+    return float(finite[low]["ess"]), str(finite[low]["method"]), bool(finite[low]["upper"])
 
 
 class _TimedESS(StreamingESS):
@@ -343,6 +347,8 @@ def _aggregate(ctx, clock: str, legs: list[dict], fractions: list[float]) -> Non
     put(f"{clock}/seconds/median", _spread([leg["seconds"] for leg in legs])[0])
     put(f"{clock}/work/median", _spread([leg["work"] for leg in legs])[0])
     ess = [leg["ess"] for leg in legs]
+    # one seed's ESS only an upper bound: the median over seeds is only one too
+    put(f"{clock}/ess_upper", int(any(leg.get("ess_upper") for leg in legs)))
     if clock == "time":
         put("time/ess_per_s/median", _spread([e / leg["seconds"] for e, leg in
                                               zip(ess, legs)])[0])

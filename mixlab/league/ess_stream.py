@@ -34,7 +34,13 @@ the stream.
   draws). Method ``coarse``;
 - when that sequence has not ended by its lag ``L`` either: the batch-means ESS, ``chains ·
   n · σ² / (b · s²_b)`` with ``b`` the batch length and ``s²_b`` the variance of every
-  chain's full batch means (16 to 32 per chain). Method ``fallback``.
+  chain's full batch means (16 to 32 per chain). Method ``fallback``. Since the batch means
+  vary no more than the draws (``s²_b ≤ σ²``, the law of total variance), this ESS is never
+  below ``chains · batches``, and ``ESS / (chains · batches) ≈ b / τ``: below
+  :data:`SHORT_BATCHES` the batches are shorter than five autocorrelation times, the batch
+  means overstate the ESS by more than their noise (by about ``τ / 2b``; chains stuck apart
+  for the whole stream sit at the bound itself), and the estimate is marked ``upper``: the
+  ESS is at most this.
 
 What it cannot do: rank-normalise. The bulk ESS ranks every draw over all draws; a stream
 cannot, so the ESS is of the raw values. For a 0/1 summary the two are equal (the normal
@@ -68,6 +74,9 @@ LAGS = 64
 BATCHES = 32
 #: the most draws per chain the thinned record keeps (at least half as many once full)
 RECORD = 2048
+#: a fallback ESS below this many times ``chains · batches`` is an upper bound (batches
+#: shorter than five autocorrelation times overstate it by more than their ±10% noise)
+SHORT_BATCHES = 5
 #: the prefix of the block keys this estimator reads
 PREFIX = "summary/"
 
@@ -236,15 +245,17 @@ class StreamingESS:
                 for i, name in enumerate(self.names)}
 
     def estimates(self) -> dict[str, dict]:
-        """``{stat: {"ess", "mcse", "method"}}`` (see the module docstring); NaN with fewer than
-        4 draws per chain."""
+        """``{stat: {"ess", "mcse", "method", "upper"}}`` (see the module docstring); NaN with
+        fewer than 4 draws per chain. ``upper``: the ESS is an upper bound (a fallback on
+        batches shorter than :data:`SHORT_BATCHES` autocorrelation times)."""
         if self.shift is None:
             return {}
         C, n = self.chains, self.n
         if n < MIN_DRAWS:
-            return {k: {"ess": math.nan, "mcse": math.nan, "method": "record"}
+            return {k: {"ess": math.nan, "mcse": math.nan, "method": "record", "upper": False}
                     for k in self.names}
         sd = np.sqrt(self._variance() * C * n / (C * n - 1.0))
+        upper = np.zeros(len(self.names), bool)
         if self.stride == 1:
             ess = np.array([ess_bulk(self.rec[:, i, :n]) for i in range(len(self.names))])
             method = ["record"] * len(self.names)
@@ -253,9 +264,11 @@ class StreamingESS:
             past = np.array([m == "fallback" for m in method])
             if past.any():
                 ess = np.where(past, self._batch_means_ess(), ess)
+                upper = past & (ess < SHORT_BATCHES * C * self.nb)
         with np.errstate(divide="ignore", invalid="ignore"):
             mcse = np.where(ess > 0, sd / np.sqrt(ess), np.nan)
-        return {k: {"ess": float(ess[i]), "mcse": float(mcse[i]), "method": method[i]}
+        return {k: {"ess": float(ess[i]), "mcse": float(mcse[i]), "method": method[i],
+                    "upper": bool(upper[i])}
                 for i, k in enumerate(self.names)}
 
     def _variance(self) -> np.ndarray:

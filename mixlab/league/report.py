@@ -85,9 +85,16 @@ def rows(entries: list[Entry]) -> list[tuple]:
         out.append((e.sampler, _spread(e, "time"), _rank(e, "time"), _spread(e, "work"),
                     _rank(e, "work"), _num(e.get("time/reach_seconds/median")),
                     _num(e.get("work/reach_work/median")),
-                    _num(e.get("time/ess_per_s/median")),
-                    _num(e.get("work/ess_per_munit/median")), note(e)))
+                    _ess(e, "time", "ess_per_s"), _ess(e, "work", "ess_per_munit"), note(e)))
     return out
+
+
+def _ess(e: Entry, clock: str, rate: str) -> str:
+    """A clock's median ESS rate, ``≤`` before it when a seed's ESS is only an upper bound
+    (the batch-means fallback on batches shorter than a few autocorrelation times:
+    mixlab.league.ess_stream)."""
+    text = _num(e.get(f"{clock}/{rate}/median"))
+    return f"≤ {text}" if e.get(f"{clock}/ess_upper") == 1 and text[0].isdigit() else text
 
 
 def _by_target(entries: list[Entry]) -> dict[str, list[Entry]]:
@@ -192,7 +199,8 @@ def csv_text(entries: list[Entry], fractions: list[float]) -> str:
         head += [f"{clock}_error@{f:g}_median" for f in fractions]
     head += ["reach_error", "time_reach_seconds", "time_ess_per_s", "work_reach_work",
              "work_ess_per_munit", "note", "verdict", "verdict_clock", "verdict_note", "rhat",
-             "rhat_threshold", "budget_needed"]
+             "rhat_threshold", "budget_needed", "time_ess_upper_bound",
+             "work_ess_upper_bound"]
     buf = io.StringIO(newline="")
     w = csv.writer(buf)
     w.writerow(head)
@@ -211,9 +219,15 @@ def csv_text(entries: list[Entry], fractions: list[float]) -> str:
                 _cell(e.get("work/ess_per_munit/median")), note(e), e.verdict,
                 _text(e.results.get("verdict/clock")), _text(e.results.get("verdict/note")),
                 _cell(e.get("verdict/rhat")), _cell(e.get("verdict/rhat_threshold")),
-                _cell(e.get("verdict/budget_needed"))]
+                _cell(e.get("verdict/budget_needed")),
+                *[_flag(e.get(f"{clock}/ess_upper")) for clock in ("time", "work")]]
         w.writerow(row)
     return buf.getvalue()
+
+
+def _flag(v: float) -> str:
+    """A 0/1 result as ``0``/``1`` (empty when the cell has none, or anything else)."""
+    return "1" if v == 1 else "0" if v == 0 else ""
 
 
 def _text(v) -> str:

@@ -165,7 +165,8 @@ def _need_words(need: float, ess: float, legs: list[dict]) -> str:
     if how == "ESS" and ess <= 2 * _chains(legs):
         # each chain is worth at most two draws: the ESS gives a lower bound, not an estimate
         return f"; needs ≥ {need:.2g}x this budget (ESS: each chain worth ≤ 2 draws)"
-    if how == "ESS" and any(leg.get("ess_method") == "fallback" for leg in legs):
-        # batch means of chains stuck apart count as independent draws: the ESS is too high
+    if how == "ESS" and any(leg.get("ess_upper") for leg in legs):
+        # batches shorter than a few autocorrelation times (chains stuck apart: each batch
+        # mean counts as a draw): the ESS is only an upper bound (mixlab.league.ess_stream)
         return f"; needs ≥ {need:.2g}x this budget (ESS from batch means: a floor)"
     return f"; needs ≈ {need:.2g}x this budget ({how})"

@@ -81,13 +81,15 @@ def _reach(v) -> dict:
     return cell(x, text="not reached" if math.isinf(x) else f"{x:.3g}")
 
 
-def _number(v) -> dict:
+def _number(v, upper: str | None = None) -> dict:
     """An ESS rate, an R-hat or a budget factor: infinite spelled ∞ (chains that never
-    meet have R-hat ∞)."""
+    meet have R-hat ∞); ``≤`` before an ESS rate whose ``upper`` flag is ``1`` (only an upper
+    bound: league.csv's ``*_ess_upper_bound``)."""
     x = _float(v)
     if x is None:
         return cell(None)
-    return cell(x, text=("∞" if x > 0 else "−∞") if math.isinf(x) else f"{x:.3g}")
+    text = ("∞" if x > 0 else "−∞") if math.isinf(x) else f"{x:.3g}"
+    return cell(x, text=f"≤ {text}" if (upper or "").strip() == "1" else text)
 
 
 def _note(r: dict) -> str:
@@ -132,7 +134,8 @@ def leaderboard(rows: list[dict]) -> list[list[dict]]:
             _marked(_spread(r, "work"), marks["work"][0]),
             _rank(r, "work", *marks["work"]),
             _reach(r.get("time_reach_seconds")), _reach(r.get("work_reach_work")),
-            _number(r.get("time_ess_per_s")), _number(r.get("work_ess_per_munit")),
+            _number(r.get("time_ess_per_s"), r.get("time_ess_upper_bound")),
+            _number(r.get("work_ess_per_munit"), r.get("work_ess_upper_bound")),
             *[_number(r.get(k)) for k, _ in EXTRA if k in r],
             cell(_note(r), numeric=False, cls="note")])
     return out

@@ -120,6 +120,37 @@ def test_a_slowly_mixing_chain_falls_back_to_batch_means_and_says_so():
     assert np.median(got) == pytest.approx(1.0, abs=0.35), got
 
 
+def test_chains_stuck_apart_give_the_fallbacks_floor_marked_as_an_upper_bound():
+    """C chains each frozen near its own level (i.i.d. noise about a level drawn once): the
+    mean's ESS is about C, but every batch mean of a chain is that chain's level, so the
+    batch-means ESS sits at its floor ``C · batches`` (never below it: s²_b ≤ σ²), some
+    ``batches`` times too high, and is marked ``upper``."""
+    C, n = 8, 60_000
+    rng = np.random.default_rng(11)
+    x = rng.normal(size=(C, 1)) + 0.01 * rng.normal(size=(C, n))
+    es = fed([{"a": x}])
+    est = es.estimates()["a"]
+    assert est["method"] == "fallback" and est["upper"] is True
+    floor = C * es.nb
+    assert 16 <= es.nb <= 32
+    assert floor <= est["ess"] < 1.01 * floor
+
+
+def test_a_fallback_on_batches_long_against_tau_is_an_estimate_not_a_bound():
+    """τ ≈ 4,000 over 1.3 million draws a chain: past the coarse lags (batch means), but
+    each batch some 16 autocorrelation times long, so the batch-means ESS is within 12% of
+    the closed form C n (1 − ρ)/(1 + ρ) and not marked ``upper``; the same chains cut to
+    200,000 draws (batches about two τ long) are."""
+    rho, C, n = 0.9995, 4, 1_300_000
+    want = C * n * (1 - rho) / (1 + rho)
+    x = ar1(rho, C, n, 12)
+    est = fed([{"a": x}]).estimates()["a"]
+    assert est["method"] == "fallback" and est["upper"] is False
+    assert est["ess"] / want == pytest.approx(1.0, abs=0.12)
+    short = fed([{"a": x[:, :200_000]}]).estimates()["a"]
+    assert short["method"] == "fallback" and short["upper"] is True
+
+
 def test_mcse_is_sd_over_root_ess():
     x = ar1(0.5, 8, 20_000, 4)
     est = fed([{"a": x}]).estimates()["a"]

@@ -36,6 +36,31 @@ def test_ranks_ties_and_bias_order():
     assert w["no-cost"] is None and w["a"] == 1 and w["fast-but-wrong"] == 4
 
 
+def test_an_ess_that_is_only_an_upper_bound_is_printed_with_le():
+    """A clock whose ESS came from the batch-means fallback at its floor (``<clock>/ess_upper``
+    1): the tables write ``≤`` before its ESS rate, league.csv a 1 in its
+    ``*_ess_upper_bound`` column; an estimate, or a cell written before the flag existed,
+    prints the bare number."""
+    from mixlab.league.report import HEAD, csv_text, rows
+
+    stuck = _entry("stuck", 0.4, 0.3, 0.5)
+    stuck.results.update({"time/ess_per_s/median": 4.79, "time/ess_upper": 1,
+                          "work/ess_per_munit/median": 9.73, "work/ess_upper": 0})
+    old = _entry("old", 0.1, 0.09, 0.12)
+    old.results.update({"time/ess_per_s/median": 50.0, "work/ess_per_munit/median": 70.0})
+    got = {r[0]: dict(zip(HEAD, r)) for r in rows([stuck, old])}
+    assert (got["stuck"]["ESS/s"], got["stuck"]["ESS/Mwork"]) == ("≤ 4.79", "9.73")
+    assert (got["old"]["ESS/s"], got["old"]["ESS/Mwork"]) == ("50", "70")
+    import csv
+    import io
+
+    table = {r["sampler"]: r for r in csv.DictReader(io.StringIO(csv_text([stuck, old], [1.0])))}
+    assert (table["stuck"]["time_ess_upper_bound"], table["stuck"]["work_ess_upper_bound"]) \
+        == ("1", "0")
+    assert table["old"]["time_ess_upper_bound"] == table["old"]["work_ess_upper_bound"] == ""
+    assert table["stuck"]["time_ess_per_s"] == "4.79"
+
+
 def test_yardstick_work_marks_are_exact_and_independent_of_blocking():
     rng = np.random.default_rng(0)
     K, T, n = 3, 200, 5

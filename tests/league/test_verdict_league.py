@@ -36,6 +36,21 @@ def test_gibbs_too_short_to_mix_on_c3_is_not_mixed(c3_league):
     assert g.get("verdict/budget_needed") > 1
 
 
+def test_a_cells_ess_bound_flags_reach_league_csv(c3_league):
+    """Each clock's ``<clock>/ess_upper`` is 1 exactly when a seed's stream stored
+    ``ess_upper/<stream>`` 1, and league.csv carries it."""
+    entries, out = c3_league
+    with open(out / "league.csv") as fh:
+        table = {r["sampler"]: r for r in csv.DictReader(fh)}
+    for name, e in entries.items():
+        for clock in ("time", "work"):
+            seeds = [v for k, v in e.results.items()
+                     if k.startswith("ess_upper/") and k.endswith(f"_{clock}")]
+            assert len(seeds) == 3 and set(seeds) <= {0, 1}
+            assert e.get(f"{clock}/ess_upper") == int(any(seeds))
+            assert table[name][f"{clock}_ess_upper_bound"] == str(int(any(seeds)))
+
+
 def test_tempered_gibbs_on_c3_is_biased_and_ranked_last(c3_league):
     entries, out = c3_league
     hot, g = entries["gibbs_beta0.6"], entries["gibbs"]

@@ -200,6 +200,19 @@ def test_a_league_row_shows_each_part_of_its_note_once_and_an_infinite_rhat_as_s
     assert board[0][6]["text"] == "not reached"           # time to reach: inf in ROW
 
 
+def test_an_ess_rate_that_is_only_an_upper_bound_is_shown_with_le(tmp_path):
+    """league.csv's ``time_ess_upper_bound`` 1 (the batch-means fallback at its floor): the
+    page writes ``≤ 5`` and still sorts the column by 5; 0, empty or a stray value: ``5``."""
+    from mixlab.report import league_page
+
+    rows = [{**ROW, "sampler": s, "time_ess_upper_bound": flag, "work_ess_upper_bound": ""}
+            for s, flag in (("a", "1"), ("b", "0"), ("c", ""), ("d", "11"))]
+    board = league_page.context(_league_dir(tmp_path, rows))["boards"][0]["rows"]
+    ess = [row[8] for row in board]
+    assert [c["text"] for c in ess] == ["≤ 5", "5", "5", "5"]
+    assert {c["sort"] for c in ess} == {"5.0"}
+
+
 def test_a_calibration_league_page_shows_its_false_alarms_and_misses(tmp_path):
     """calibration.csv, as mixlab.league.calibration writes it, becomes a table above the
     leaderboards with the sentence summing it; a league without one has no such section, and
