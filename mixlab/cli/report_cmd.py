@@ -18,7 +18,7 @@ from ..errors import UsageError
 @click.option("--figures", "figures_dir", type=click.Path(file_okay=False), default=None,
               metavar="DIR", help="the figures index of 'make figures': PATH is the runs "
                                   "directory (runs/<scale>), claims from --claims")
-@click.option("--claims", "claims_dir", type=click.Path(exists=True, file_okay=False),
+@click.option("--claims", "claims_dir", type=click.Path(file_okay=False),
               default="claims", help="with --figures: the directory of the papers' "
                                      "claims tables (<paper>.yaml)")
 def report(paths, output, figures_dir, claims_dir):
@@ -34,6 +34,11 @@ def report(paths, output, figures_dir, claims_dir):
         if len(paths) != 1:
             raise UsageError("with --figures, give one PATH: the runs directory of the "
                              "figures (e.g. 'mixlab report --figures figures/quick runs/quick')")
+        # checked here, not by click: a page of runs or a league reads no claims, so a
+        # missing claims/ (any directory but a clone's) must not refuse it
+        if not Path(claims_dir).is_dir():
+            raise UsageError(f"--claims: {claims_dir} is not a directory; give the claims "
+                             "tables' directory (a clone's claims/)")
         html = kinds.figures_html(figures_dir, paths[0], claims_dir)
         out = page.write(html, output or Path(figures_dir) / "index.html")
         click.echo(f"figures index: {out}")

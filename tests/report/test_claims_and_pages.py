@@ -102,6 +102,20 @@ def test_a_page_names_nothing_outside_itself(tmp_path):
     assert "default-src &#39;none&#39;" in page and page.count("<script>") == 1
 
 
+def test_a_run_page_is_written_from_a_directory_without_claims(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from mixlab.cli import cli
+
+    run = toy_run(tmp_path / "run")
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")          # no claims/ here, as after pip install
+    mixlab("report", run, "-o", tmp_path / "r.html")
+    assert (tmp_path / "r.html").read_text().startswith("<!doctype html>")
+    r = CliRunner().invoke(cli, ["report", "--figures", str(tmp_path / "f"), str(run)])
+    assert r.exit_code == 2 and "--claims: claims is not a directory" in r.output
+
+
 def test_notes_go_below_the_axes_not_over_them():
     import matplotlib
 
