@@ -128,19 +128,20 @@ def league(family, overrides, samplers, targets, plugin_files, scale, seed, spec
         raise UsageError(f"{path} is not a {family} league spec (experiment: league, family: "
                          f"{family})")
     if repeats is not None:
-        _run_power(raw, over, scale, spec, family, repeats, out, workers, quiet)
+        _run_power(raw, over, scale, spec, family, repeats, out, workers, scheduler, quiet)
         return
     run_league_spec(spec, out, workers, scheduler, quiet)
 
 
 def _run_power(raw: dict, over: list, scale, spec: dict, family: str, repeats: int,
-               out: str | None, workers: int, quiet: bool) -> None:
-    """``--power R``: R power leagues (mixlab.league.power), one seed each."""
+               out: str | None, workers: int, scheduler: str | None, quiet: bool) -> None:
+    """``--power R``: R power leagues (mixlab.league.power), one seed each, their cells on
+    ``workers`` processes or the Dask cluster at ``scheduler``."""
     from ..league.power import power_raw, run_power
 
     base = power_raw(raw, family)
     specs = [resolve(base, overrides=over, scale=scale, seed=int(spec["seed"]) + r,
                      default_name=spec["name"]) for r in range(repeats)]
     where = Path(out) if out else default_run_dir(specs[0]).parent / f"power-{repeats}"
-    click.echo(run_power(specs, where, workers, quiet), nl=False)
+    click.echo(run_power(specs, where, workers, quiet, scheduler), nl=False)
     click.echo(f"power: {where} (power.md, power.csv; one league per repeat in r<k>/)")

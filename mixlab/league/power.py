@@ -31,14 +31,19 @@ def power_raw(raw: dict, family: str) -> dict:
     return {**raw, "calibration": True, "samplers": samplers, "only_samplers": list(samplers)}
 
 
-def run_power(specs: list[dict], out: Path, workers: int = 1, quiet: bool = True) -> str:
+def run_power(specs: list[dict], out: Path, workers: int = 1, quiet: bool = True,
+              scheduler: str | None = None) -> str:
     """Run the resolved power leagues ``specs`` (one per repeat, each its own seed) into
-    ``out/r<k>``, write ``power.md`` and ``power.csv`` into ``out``; returns the markdown."""
+    ``out/r<k>``, write ``power.md`` and ``power.csv`` into ``out``; returns the markdown.
+
+    The repeats run one after another, each league's cells side by side on ``workers``
+    processes or on the Dask cluster at ``scheduler`` (mixlab.league.league.run_league)."""
     from .league import run_league
 
     flagged: dict[tuple[str, float], list[int]] = {}
     for r, one in enumerate(specs):
-        _, entries = run_league(one, out / f"r{r}", workers=workers, quiet=quiet)
+        _, entries = run_league(one, out / f"r{r}", workers=workers, scheduler=scheduler,
+                                quiet=quiet)
         for e in entries:
             beta = float(one["samplers"][e.sampler]["beta"])
             if e.status == "complete":
