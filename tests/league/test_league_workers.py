@@ -1,26 +1,14 @@
 """A league on forked workers (-j 2) or on a Dask cluster (--scheduler) gives the same
 draw-determined numbers as in one process."""
 
-import csv
 import os
 
 import pytest
 
 from mixlab.league.league import _start_method, run_league
-from mixlab.league.report import WORK_COLUMNS
 from mixlab.spec.builtin import resolve_spec
 from mixlab.spec.resolver import load_spec
-from tests.league.conftest import no_league_figure
-
-#: columns that depend only on the draws (the equal-work ones, the ESS of the equal-work
-#: streams, the stated error)
-SAME = WORK_COLUMNS + ("reach_error", "work_error@0.5_median")
-
-
-def _table(out):
-    with open(out / "league.csv") as fh:
-        return {(r["target"], r["sampler"]): tuple(r[c] for c in SAME)
-                for r in csv.DictReader(fh)}
+from tests.league.conftest import draw_determined_table, no_league_figure
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +33,7 @@ def test_forked_workers_give_the_one_process_table(one_process, tmp_path):
     _, two = run_league(spec, tmp_path / "two", workers=2)
     assert _start_method() == "fork"                    # Linux: the workers are forked
     assert [e.status for e in two] == ["complete"] * 4
-    assert _table(one) == _table(tmp_path / "two")
+    assert draw_determined_table(one) == draw_determined_table(tmp_path / "two")
     assert all(e.get("work/ess_per_munit/median") > 0 for e in two)
 
 
@@ -60,7 +48,7 @@ def test_a_dask_cluster_gives_the_one_process_table(one_process, tmp_path):
         text, cells = run_league(spec, tmp_path / "dask", scheduler=cluster.scheduler_address)
         address = cluster.scheduler_address
     assert [e.status for e in cells] == ["complete"] * 4
-    assert _table(one) == _table(tmp_path / "dask")
+    assert draw_determined_table(one) == draw_determined_table(tmp_path / "dask")
     assert f"on the Dask cluster at {address}" in text.splitlines()[1]
 
 

@@ -10,10 +10,9 @@ from click.testing import CliRunner
 
 from mixlab.cli import cli
 from mixlab.league.power import power_raw, run_power
-from mixlab.league.report import WORK_COLUMNS
 from mixlab.spec.builtin import resolve_spec
 from mixlab.spec.resolver import load_yaml, resolve
-from tests.league.conftest import no_league_figure
+from tests.league.conftest import draw_determined_table, no_league_figure
 
 TINY = ["targets=[mixed-c1.5]", "only_samplers=[beta0.6]", "seeds=2", "chains=4",
         "seconds=0.03", "work=4e4", "block=10"]
@@ -37,14 +36,9 @@ def _specs(repeats: int) -> list[dict]:
     return [resolve(raw, overrides=TINY, scale="quick", seed=29 + r) for r in range(repeats)]
 
 
-def _work_columns(league_dir):
-    with open(league_dir / "league.csv") as fh:
-        return [tuple(row[c] for c in WORK_COLUMNS) for row in csv.DictReader(fh)]
-
-
 def test_power_leagues_run_on_a_dask_cluster(tmp_path, monkeypatch):
-    """Each repeat's cells run on the cluster (its league says so) and its equal-work columns,
-    which depend on the draws alone, are those of the same repeat run in this process."""
+    """Each repeat's cells run on the cluster (its league says so) and its columns that
+    depend on the draws alone are those of the same repeat run in this process."""
     distributed = pytest.importorskip("dask.distributed")
     monkeypatch.setenv("MIXLAB_DATA_DIR", str(tmp_path / "data"))
     specs = _specs(2)
@@ -60,5 +54,6 @@ def test_power_leagues_run_on_a_dask_cluster(tmp_path, monkeypatch):
     for r in ("r0", "r1"):
         info = (tmp_path / "dask" / r / "league.json").read_text()
         assert address in info
-        assert _work_columns(tmp_path / "dask" / r) == _work_columns(tmp_path / "here" / r)
+        assert (draw_determined_table(tmp_path / "dask" / r)
+                == draw_determined_table(tmp_path / "here" / r))
     assert (tmp_path / "dask" / "power.md").read_text() == md
