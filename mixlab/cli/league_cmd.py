@@ -143,5 +143,10 @@ def _run_power(raw: dict, over: list, scale, spec: dict, family: str, repeats: i
     specs = [resolve(base, overrides=over, scale=scale, seed=int(spec["seed"]) + r,
                      default_name=spec["name"]) for r in range(repeats)]
     where = Path(out) if out else default_run_dir(specs[0]).parent / f"power-{repeats}"
-    click.echo(run_power(specs, where, workers, quiet, scheduler), nl=False)
+    md, incomplete = run_power(specs, where, workers, quiet, scheduler)
+    click.echo(md, nl=False)
     click.echo(f"power: {where} (power.md, power.csv; one league per repeat in r<k>/)")
+    if incomplete:   # power.md marks them; the exit status says the table is not whole
+        raise MixlabError(f"{incomplete} power league cell(s) did not complete (their reasons "
+                          f"are in {where}/r<k>/league.csv); fix the cause and run the same "
+                          f"command again: it runs only those cells")
