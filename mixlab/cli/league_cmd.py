@@ -40,10 +40,8 @@ def run_league_spec(spec: dict, out: str | None, workers: int, scheduler: str | 
     click.echo(f"league: {league_dir} (league.csv, league.md, league.png, league.html; "
                f"'mixlab show {league_dir}')")
     if failed:   # the outputs are written; the exit status says they are not whole (a sweep's)
-        raise MixlabError(f"{len(failed)} of {len(entries)} league cell(s) did not complete "
-                          f"(their reasons are in the table and in {league_dir / 'league.csv'});"
-                          f" fix the cause and run the same command again: it runs only those "
-                          f"cells")
+        raise _incomplete(f"{len(failed)} of {len(entries)} league cell(s)",
+                          f"the table and in {league_dir / 'league.csv'}")
 
 
 def known_family(family: str, plugin_refs: list[str]) -> None:
@@ -147,6 +145,11 @@ def _run_power(raw: dict, over: list, scale, spec: dict, family: str, repeats: i
     click.echo(md, nl=False)
     click.echo(f"power: {where} (power.md, power.csv; one league per repeat in r<k>/)")
     if incomplete:   # power.md marks them; the exit status says the table is not whole
-        raise MixlabError(f"{incomplete} power league cell(s) did not complete (their reasons "
-                          f"are in {where}/r<k>/league.csv); fix the cause and run the same "
-                          f"command again: it runs only those cells")
+        raise _incomplete(f"{incomplete} power league cell(s)", f"{where}/r<k>/league.csv")
+
+
+def _incomplete(cells: str, reasons: str) -> MixlabError:
+    """The error (exit 1) once a league's or power league's outputs are written with
+    ``cells`` not complete, their reasons in ``reasons``."""
+    return MixlabError(f"{cells} did not complete (their reasons are in {reasons}); fix the "
+                       f"cause and run the same command again: it runs only those cells")

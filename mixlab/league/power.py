@@ -93,7 +93,9 @@ def report(flagged: dict, specs: list[dict]) -> tuple[str, str]:
         small = smallest_flagged({b: f for b, f in fr.items() if len(done[b]) == repeats})
         lost = sum(len(runs[b]) - len(done[b]) for b in runs)
         missing += lost
-        lines.append(f"| {t} | " + " | ".join(_cell(runs.get(b), repeats) for b in betas)
+        cells = ["–" if b not in done else _cell(fr.get(b), len(done[b]), repeats)
+                 for b in betas]
+        lines.append(f"| {t} | " + " | ".join(cells)
                      + " | " + ("none" if math.isnan(small) else f"{small:.2g}") + " |")
         w.writerow([t, *[fr.get(b, "") for b in betas], "" if math.isnan(small) else small,
                     lost])
@@ -105,13 +107,9 @@ def report(flagged: dict, specs: list[dict]) -> tuple[str, str]:
     return "\n".join(lines) + "\n", buf.getvalue()
 
 
-def _cell(values: list[int | None] | None, repeats: int) -> str:
-    """One β's fraction flagged (``values``: one entry per repeat, None if the cell did not
-    complete; None: β not run on this target), marked when fewer than ``repeats`` completed."""
-    if values is None:
-        return "–"
-    done = [v for v in values if v is not None]
-    if not done:
+def _cell(fraction: float | None, complete: int, repeats: int) -> str:
+    """One β's fraction flagged over its ``complete`` leagues (None: none complete), marked
+    when fewer than ``repeats`` completed."""
+    if fraction is None:
         return "none complete"
-    frac = f"{sum(done) / len(done):.2f}"
-    return frac if len(done) == repeats else f"{frac} of {len(done)}"
+    return f"{fraction:.2f}" if complete == repeats else f"{fraction:.2f} of {complete}"
