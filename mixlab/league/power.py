@@ -71,8 +71,7 @@ def report(flagged: dict, specs: list[dict]) -> tuple[str, str]:
     did not complete). A fraction is over the complete cells; a β with fewer than R of them
     is marked and does not count toward the smallest ``|1 − β|``."""
     spec, repeats = specs[0], len(specs)
-    targets = sorted({t for t, _ in flagged}, key=lambda t: list(dict.fromkeys(
-        t for t, _ in flagged)).index(t))
+    targets = list(dict.fromkeys(t for t, _ in flagged))   # in the leagues' order
     betas = sorted({b for _, b in flagged}, reverse=True)
     buf = io.StringIO(newline="")
     w = csv.writer(buf)
