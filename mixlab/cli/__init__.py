@@ -87,9 +87,11 @@ class LazyGroup(click.Group):
     def invoke(self, ctx):
         try:
             from ..env_settings import check_all
+            from ..launch.worker import sigterm_as_interrupt
 
             check_all()             # a bad MIXLAB_* value: one line, exit 2, before any work
-            return super().invoke(ctx)
+            with sigterm_as_interrupt():     # a polite kill stops a command as Ctrl-C does
+                return super().invoke(ctx)
         except MixlabError as exc:
             if ctx.obj and ctx.obj.get("debug"):
                 raise

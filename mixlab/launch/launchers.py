@@ -37,6 +37,11 @@ from typing import Any
 from ..errors import MixlabError, UsageError
 from .worker import one_thread_here, portable, reporting_to, setup_worker, thread_environment
 
+#: how long a stopped worker process may take to checkpoint and end before it is killed
+STOP_SECONDS = 30.0
+#: how long a stopped worker process is left to end by itself before it is sent SIGTERM
+NUDGE_SECONDS = 1.0
+
 
 @dataclass
 class Task:
@@ -93,6 +98,11 @@ class Launcher(ABC):
     @abstractmethod
     def kill(self) -> None:
         """End every running task now, without its report."""
+
+    def stop(self) -> None:
+        """End every running task, letting it checkpoint first where the launcher can (here:
+        :meth:`kill`)."""
+        self.kill()
 
     def __enter__(self) -> Launcher:
         return self
@@ -251,6 +261,22 @@ class ProcessLauncher(Launcher):
         for w in self._workers:
             if w.task is not None and w.proc.is_alive():
                 os.kill(w.proc.pid, signal.SIGTERM)
+
+    def stop(self, seconds: float | None = None) -> None:
+        """End every running task, letting it checkpoint: a task that Ctrl-C reached too (the
+        terminal signals the whole process group) ends by itself; those still running after
+        :data:`NUDGE_SECONDS` are sent SIGTERM (the signal reached this process alone), and
+        those still running after ``seconds`` (default :data:`STOP_SECONDS`) are killed. Their
+        ends are dropped."""
+        seconds = STOP_SECONDS if seconds is None else seconds
+        start = time.monotonic()
+        nudged = False
+        while self.running() and (left := start + seconds - time.monotonic()) > 0:
+            if not nudged and time.monotonic() - start >= NUDGE_SECONDS:
+                self.interrupt()
+                nudged = True
+            self.wait(timeout=min(left, 0.1))
+        self.kill()
 
     def kill(self) -> None:
         for w in self._workers:

@@ -85,7 +85,8 @@ def launch(launcher: Launcher, tasks: list[Task], policy: Order | None = None, *
     time (all at once without a limit: the policy is asked once); yields ``(index, end)`` as
     each ends. ``retry_died``: a task whose process died starts once more (a crash or a kill
     loses that attempt; a task that resumes from its checkpoint goes on). Messages are not for
-    batches: a task's reports are dropped. Leaving the loop early ends the tasks running."""
+    batches: a task's reports are dropped. Leaving the loop early, or an interruption, stops the
+    tasks running and lets them checkpoint first (:meth:`Launcher.stop`)."""
     policy = policy if policy is not None else Order()
     starts = Starts(list(range(len(tasks))), policy)
     index = {t.key: i for i, t in enumerate(tasks)}
@@ -127,5 +128,5 @@ def launch(launcher: Launcher, tasks: list[Task], policy: Order | None = None, *
                                          or launcher.running() < launcher.slots):
                 policy.idle()
     finally:
-        if launcher.running():
-            launcher.kill()
+        if launcher.running():          # interrupted, or the caller left the loop early
+            launcher.stop()

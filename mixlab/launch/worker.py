@@ -101,6 +101,22 @@ def _terminated(signum, frame):
     raise Terminated()
 
 
+@contextlib.contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM raises :class:`Terminated` (a KeyboardInterrupt) inside the block, so a command
+    killed politely stops as on Ctrl-C; outside the main thread (a Dask worker's task) nothing
+    changes."""
+    try:
+        old = signal.signal(signal.SIGTERM, _terminated)
+    except ValueError:
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
 def interruptible() -> None:
     """SIGINT and SIGTERM raise KeyboardInterrupt (only the main thread can set handlers: a
     Dask worker's task thread keeps the worker's own)."""

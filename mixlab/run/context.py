@@ -21,6 +21,7 @@ import numpy as np
 
 from ..env_settings import env_float
 from ..errors import MixlabError, RunFileError, interruption  # noqa: F401  (re-exported)
+from ..launch.worker import sigterm_as_interrupt
 from ..plugins import discovery as plugins
 from ..plugins import registry
 from ..plugins.contract import checked
@@ -29,15 +30,13 @@ from ..runfile import confined
 from ..runfile.lock import RunLock
 from ..runfile.store import RUN_FILE, RunStore
 from ..spec.resolver import check_startup, check_stored_text, spec_hash
-from .lifecycle import (  # noqa: F401  (_Terminated, interruption: re-exported)
+from .lifecycle import (
     LogFile,
-    _Terminated,
     apply_update,
     final_status,
     open_run,
     record_provenance,
     report_warnings,
-    sigterm_as_interrupt,
     store_diagnostics,
 )
 from .streams import StreamResult, run_stream

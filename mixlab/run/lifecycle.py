@@ -1,5 +1,5 @@
 """What a run's writer does around its experiment: provenance, the run directory's state
-(resume, replace, update, force), the status the run file ends with, SIGTERM, warnings,
+(resume, replace, update, force), the status the run file ends with, warnings,
 diagnostics and the log file; :func:`mixlab.run.context.execute` calls one function per concern.
 """
 
@@ -10,7 +10,6 @@ import functools
 import importlib.metadata
 import json
 import os
-import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -62,26 +61,6 @@ def _code_provenance() -> dict:
             versions[pkg] = None
     return {"mixlab_version": __version__, "git_commit": commit, "git_dirty": str(dirty),
             "packages": versions}
-
-
-class _Terminated(KeyboardInterrupt):
-    pass
-
-
-@contextmanager
-def sigterm_as_interrupt():
-    def handler(signum, frame):  # pragma: no cover - exercised by a subprocess test
-        raise _Terminated()
-
-    try:
-        old = signal.signal(signal.SIGTERM, handler)
-    except ValueError:  # not in the main thread (e.g. a Dask worker)
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, old)
 
 
 def run_state(run_dir: Path) -> str | None:

@@ -239,9 +239,10 @@ def test_subprocess_readme_path_and_sigterm_resume(tmp_path):
 
 
 def test_interruption_sees_the_signal_behind_a_system_error():
-    from mixlab.run.context import _Terminated, interruption
+    from mixlab.launch.worker import Terminated
+    from mixlab.run.context import interruption
 
-    stop = _Terminated()
+    stop = Terminated()
     try:
         try:
             raise stop

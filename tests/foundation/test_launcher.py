@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from mixlab.launch import launchers
 from mixlab.launch.launchers import ProcessLauncher, SerialLauncher, Task, choose
 from mixlab.launch.order import Order, launch
 
@@ -93,6 +94,42 @@ def test_a_dead_process_ends_its_task_alone_and_retry_runs_it_again(tmp_path):
         ends = dict(launch(launcher, [Task("die", _die_once, (str(tmp_path / "f2"),))],
                            retry_died=True))
     assert ends[0].kind == "done" and ends[0].value == "second attempt"
+
+
+def _checkpoint_when_stopped(path: str) -> None:
+    try:
+        while True:
+            time.sleep(0.01)
+    except KeyboardInterrupt:
+        Path(path).write_text("checkpoint")
+        raise
+
+
+def _never_stop() -> None:
+    while True:
+        try:
+            time.sleep(0.01)
+        except KeyboardInterrupt:
+            pass
+
+
+def test_leaving_a_batch_early_lets_its_tasks_checkpoint_and_kills_one_that_will_not_stop(
+        tmp_path, monkeypatch):
+    monkeypatch.setattr(launchers, "STOP_SECONDS", 3.0)
+    flag = tmp_path / "checkpoint"
+    tasks = [Task("quick", _square, (2,)), Task("stops", _checkpoint_when_stopped, (str(flag),)),
+             Task("stubborn", _never_stop)]
+    with ProcessLauncher(3, "fork") as launcher:
+        batch = launch(launcher, tasks)
+        assert next(batch)[0] == 0
+        workers = [w.proc for w in launcher._workers]
+        t0 = time.monotonic()
+        batch.close()                         # as a KeyboardInterrupt in the caller would
+        waited = time.monotonic() - t0
+        assert launcher.running() == 0
+    assert flag.read_text() == "checkpoint"   # the SIGTERM passed on reached it
+    assert not any(p.is_alive() for p in workers)
+    assert launchers.NUDGE_SECONDS <= waited < 10   # the stubborn one killed at 3 s, not 30
 
 
 def _pid(_: int) -> int:

@@ -5,7 +5,9 @@ The league runs as a real ``mixlab league ... -j 2`` in a process group of its o
 random instants after its workers have started, the parent alone gets SIGKILL (or SIGTERM, or
 the whole group SIGINT, as Ctrl-C in a terminal sends it). Every process below the parent at
 that instant, and any process naming the unique output directory in its command line, must be
-gone within a few seconds; the same command is then run again to completion, and the
+gone within a few seconds; after SIGTERM or Ctrl-C the league says it was interrupted (exit
+130) and every cell it had started ended at a checkpoint, with its status written. The same
+command is then run again to completion, and the
 equal-work columns of league.csv (the draw-determined ones) must equal those of an
 uninterrupted league.
 """
@@ -131,7 +133,22 @@ def _kill_after_workers_start(args, out, env, how: str, delay: float) -> None:
         os.kill(int(line.split(":")[0]), signal.SIGKILL)
     assert left == [], f"{how} {delay:.2f}s after {len(workers)} workers started: {left}"
     if how != "SIGKILL":
-        assert "Traceback" not in log.read_text(), log.read_text()
+        said = log.read_text()
+        assert "Traceback" not in said, said
+        if proc.returncode != 0:      # 0: it ended before the signal
+            assert proc.returncode == 130, (how, proc.returncode, said)
+            assert "interrupted; run the same command again to resume" in said, said
+            _every_cell_stopped_at_a_checkpoint(out, how)
+
+
+def _every_cell_stopped_at_a_checkpoint(out: Path, how: str) -> None:
+    """A cell running when the parent was stopped ended ``interrupted`` (it wrote its last
+    checkpoint and its status), not ``running`` as a killed worker leaves it."""
+    from mixlab.runfile.store import RunReader
+
+    for h5 in sorted(out.glob("*/run.h5")):
+        with RunReader(h5.parent) as r:
+            assert r.status in ("complete", "interrupted"), (how, h5.parent.name, r.status)
 
 
 @pytest.fixture(scope="module")
