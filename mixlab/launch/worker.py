@@ -102,19 +102,25 @@ def _terminated(signum, frame):
 
 
 @contextlib.contextmanager
-def sigterm_as_interrupt() -> Iterator[None]:
-    """SIGTERM raises :class:`Terminated` (a KeyboardInterrupt) inside the block, so a command
-    killed politely stops as on Ctrl-C; outside the main thread (a Dask worker's task) nothing
-    changes."""
+def signal_handlers(handlers: dict) -> Iterator[None]:
+    """Python handlers ``{signal: handler}`` inside the block, the old ones again after it;
+    outside the main thread, where handlers cannot be set, nothing changes."""
     try:
-        old = signal.signal(signal.SIGTERM, _terminated)
+        old = {s: signal.signal(s, h) for s, h in handlers.items()}
     except ValueError:
         yield
         return
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, old)
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def sigterm_as_interrupt() -> contextlib.AbstractContextManager:
+    """SIGTERM raises :class:`Terminated` (a KeyboardInterrupt) inside the block, so a command
+    killed politely stops as on Ctrl-C."""
+    return signal_handlers({signal.SIGTERM: _terminated})
 
 
 def interruptible() -> None:

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from ..launch.worker import signal_handlers
 from ..plugins.contract import check_finite, checked, code_failure
 from ..runfile.checkpoint import evaluator_state
 from ..runfile.streamfile import Checkpoint, StreamStore
@@ -283,15 +284,9 @@ def _signals_held():
         got.append(signum)
 
     try:
-        old = {s: signal.signal(s, hold) for s in _HELD_SIGNALS}
-    except ValueError:
-        yield
-        return
-    try:
-        yield
+        with signal_handlers(dict.fromkeys(_HELD_SIGNALS, hold)):
+            yield
     finally:
-        for s, h in old.items():
-            signal.signal(s, h)
         for s in dict.fromkeys(got):
             signal.raise_signal(s)
 
